@@ -1,0 +1,61 @@
+/** POST /v1/credentials/static/{providerSlug}/connect: a hosted form URL for one end user (CONTRACT 2.4). */
+import { Type } from '@sinclair/typebox';
+import type { ServiceContext } from '../services/context.js';
+import { requestHash, runIdempotent } from '../services/idempotency.js';
+import { createFormSession } from '../services/static-forms.js';
+import { ExternalUserId, GUARD_STATUSES, IdempotencyHeaders, ProviderSlug, RedirectUri, Timestamp, problemResponses } from './schemas.js';
+import { authOf, type ApiInstance } from './types.js';
+
+const Body = Type.Object(
+  {
+    externalUserId: ExternalUserId,
+    redirectUri: Type.Optional(RedirectUri),
+    expiresIn: Type.Optional(Type.Integer({ minimum: 60, maximum: 86400, default: 1800, description: 'Seconds the form stays open.' })),
+  },
+  { additionalProperties: false },
+);
+
+const Created = Type.Object({
+  id: Type.String(),
+  provider: Type.String(),
+  externalUserId: Type.String(),
+  status: Type.Literal('pending'),
+  url: Type.String({ description: 'The hosted form, single use; give it to the end user only.' }),
+  expiresAt: Timestamp,
+  createdAt: Timestamp,
+  fields: Type.Array(Type.Object({ name: Type.String(), label: Type.String(), secret: Type.Boolean(), required: Type.Boolean() })),
+});
+
+export function registerConnectStatic(app: ApiInstance, ctx: ServiceContext) {
+  app.post(
+    '/credentials/static/:providerSlug/connect',
+    {
+      schema: {
+        summary: 'Get a hosted form URL where an end user enters static credentials',
+        tags: ['credentials'],
+        params: Type.Object({ providerSlug: ProviderSlug }),
+        headers: IdempotencyHeaders,
+        body: Body,
+        response: { 201: Created, ...problemResponses(...GUARD_STATUSES, 413, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const { serverId } = authOf(request);
+      const body = request.body;
+      const run = (db: Parameters<typeof createFormSession>[1]) =>
+        createFormSession(ctx, db, {
+          serverId,
+          slug: request.params.providerSlug,
+          externalUserId: body.externalUserId,
+          redirectUri: body.redirectUri,
+          expiresIn: body.expiresIn ?? 1800,
+        }).then((created) => ({ statusCode: 201, body: created }));
+      const key = request.headers['idempotency-key'];
+      if (key === undefined) return reply.code(201).send(await run(ctx.store.db).then((r) => r.body));
+      const hash = requestHash(`POST static-connect ${request.params.providerSlug}`, body);
+      const result = await runIdempotent(ctx, { serverId, key, hash }, run);
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(201).send(result.body as typeof Created.static);
+    },
+  );
+}

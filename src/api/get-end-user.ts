@@ -1,0 +1,29 @@
+/** GET /v1/end-users/{externalUserId}: one member with the secrets of each credential (CONTRACT 2.6). */
+import { Type } from '@sinclair/typebox';
+import { getMember } from '../services/audience.js';
+import type { ServiceContext } from '../services/context.js';
+import { ExternalUserId, GUARD_STATUSES, MemberWithSecrets, problemResponses } from './schemas.js';
+import { authOf, type ApiInstance } from './types.js';
+
+export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
+  app.get(
+    '/end-users/:externalUserId',
+    {
+      schema: {
+        summary: "Read one end user's credentials",
+        tags: ['end users'],
+        params: Type.Object({ externalUserId: ExternalUserId }),
+        querystring: Type.Object(
+          {
+            minValiditySeconds: Type.Optional(
+              Type.Integer({ minimum: 0, maximum: 3600, default: 60, description: 'Refresh OAuth access tokens that expire sooner than this.' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: MemberWithSecrets, ...problemResponses(...GUARD_STATUSES) },
+      },
+    },
+    async (request) => getMember(ctx, authOf(request).serverId, request.params.externalUserId),
+  );
+}

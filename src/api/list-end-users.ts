@@ -1,0 +1,40 @@
+/** GET /v1/end-users: the server's audience, oldest first, in keyset pages (CONTRACT 2.5). */
+import { Type } from '@sinclair/typebox';
+import { listMembers } from '../services/audience.js';
+import type { ServiceContext } from '../services/context.js';
+import { ExternalUserId, GUARD_STATUSES, MemberSummary, ProviderSlug, problemResponses } from './schemas.js';
+import { authOf, type ApiInstance } from './types.js';
+
+const Query = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ description: 'The nextCursor of the page before.' })),
+    provider: Type.Optional(ProviderSlug),
+    prefix: Type.Optional(ExternalUserId),
+  },
+  { additionalProperties: false },
+);
+
+const Page = Type.Object({
+  data: Type.Array(MemberSummary),
+  hasMore: Type.Boolean(),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+export function registerListEndUsers(app: ApiInstance, ctx: ServiceContext) {
+  app.get(
+    '/end-users',
+    {
+      schema: {
+        summary: "List the server's audience",
+        tags: ['end users'],
+        querystring: Query,
+        response: { 200: Page, ...problemResponses(...GUARD_STATUSES) },
+      },
+    },
+    async (request) => {
+      const { limit = 20, cursor, provider, prefix } = request.query;
+      return listMembers(ctx, authOf(request).serverId, { limit, cursor, provider, prefix });
+    },
+  );
+}

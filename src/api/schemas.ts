@@ -1,0 +1,87 @@
+/**
+ * Schemas shared by the management routes. Response schemas list every field they send, so a value
+ * (a secret above all) can only leave where a schema names it.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { SLUG_PATTERN } from '../providers/types.js';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** 1–255 Unicode characters (code points, as JSON Schema counts), no C0 or C1 control characters. */
+export const ExternalUserId = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]*$',
+  description: "The company's own id of the end user, matched exactly (case-sensitive, no normalisation).",
+});
+
+export const ProviderSlug = Type.String({ pattern: SLUG_PATTERN, description: 'A provider slug.' });
+
+export const Timestamp = Type.String({ description: 'RFC 3339 UTC time.' });
+
+export const RedirectUri = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: "Where the end user's browser is sent afterwards; must equal one of the server's allowed redirect URIs.",
+});
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$', description: 'Replays the first response for 24 hours.' }),
+  ),
+});
+
+export const CredentialSummary = Type.Object({
+  id: Type.String(),
+  provider: Type.String(),
+  type: Type.Union([Type.Literal('oauth2'), Type.Literal('static')]),
+  status: Type.Union([Type.Literal('active'), Type.Literal('needs_reauth')]),
+  connectedAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const CredentialWithSecrets = Type.Object({
+  ...CredentialSummary.properties,
+  values: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'static: the field names and what the end user typed.' })),
+  accessToken: Type.Optional(Type.String()),
+  tokenType: Type.Optional(Type.String()),
+  expiresAt: Type.Optional(Nullable(Timestamp)),
+  scopes: Type.Optional(Type.Array(Type.String())),
+  refreshedAt: Type.Optional(Nullable(Timestamp)),
+  error: Type.Optional(
+    Type.Object({ code: Type.String(), message: Type.Optional(Type.String()), retryable: Type.Optional(Type.Boolean()) }),
+  ),
+});
+
+export const MemberSummary = Type.Object({
+  externalUserId: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  credentials: Type.Array(CredentialSummary),
+});
+
+export const MemberWithSecrets = Type.Object({
+  ...MemberSummary.properties,
+  credentials: Type.Array(CredentialWithSecrets),
+});
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    requestId: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { description: 'RFC 9457 problem details (application/problem+json).' },
+);
+
+/** The error responses a route documents; all share the problem schema. */
+export function problemResponses(...statuses: number[]) {
+  return Object.fromEntries(statuses.map((status) => [status, ProblemSchema]));
+}
+
+/** Every management route can fail authentication, rate limiting, or the request's own checks. */
+export const GUARD_STATUSES = [400, 401, 403, 404, 429, 500];

@@ -1,0 +1,153 @@
+/**
+ * The management-API guard: the fifteen steps of CONTRACT 2.1, in order, first failure wins. Steps 1–7
+ * read only the request; 8–14 make two indexed reads; 15 is an in-memory counter.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Problem, type ErrorCode } from '../errors.js';
+import { hasKeyShape, isWellFormedKey, keyDigest } from '../keys/format.js';
+import type { ServiceContext } from '../services/context.js';
+import { findAccountKeyByDigest, findServerKeyByDigest, recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
+import type { WindowCounter, WindowState } from './rate-limit.js';
+
+export interface AuthContext {
+  accountId: string;
+  accountKeyId: string;
+  serverId: string;
+}
+
+export interface GuardRequest {
+  method: string;
+  headers: IncomingHttpHeaders;
+  /** Header names and values exactly as received, repeats included (Node keeps only the first Authorization). */
+  rawHeaders: string[];
+}
+
+export interface GuardResult {
+  auth: AuthContext;
+  rateLimit: WindowState;
+}
+
+const REALM = 'Bearer realm="keyward"';
+const INVALID_TOKEN = `${REALM}, error="invalid_token"`;
+/** Codes whose 401 tells the client the Bearer token itself is bad (RFC 6750 `invalid_token`). */
+const INVALID_TOKEN_CODES = new Set<ErrorCode>([
+  'keys_swapped',
+  'account_key_malformed',
+  'account_key_invalid',
+  'account_key_revoked',
+  'account_key_expired',
+]);
+const ACCOUNT_KEYS_PAGE = 'Generate a new key in the dashboard: Developer → Account API Keys.';
+
+export function refuse(code: ErrorCode, detail: string): Problem {
+  const problem = new Problem(code, detail);
+  if (problem.status === 401) problem.headers['www-authenticate'] = INVALID_TOKEN_CODES.has(code) ? INVALID_TOKEN : REALM;
+  return problem;
+}
+
+function countHeader(rawHeaders: string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count += 1;
+  return count;
+}
+
+function bearerToken(authorization: string | undefined): string | null {
+  if (!authorization) return null;
+  const match = /^(\S+)(?:\s+(.*))?$/.exec(authorization.trim());
+  if (!match || match[1]!.toLowerCase() !== 'bearer') return null;
+  return (match[2] ?? '').trim();
+}
+
+/** Origins are short and printable; anything else is cut down before it is stored. */
+function cleanOrigin(origin: string): string {
+  return origin.replace(/[^\x21-\x7e]/g, '').slice(0, 200) || 'unknown';
+}
+
+export class ManagementGuard {
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly keyLimits: WindowCounter,
+  ) {}
+
+  async check(request: GuardRequest): Promise<GuardResult> {
+    const { headers } = request;
+    const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
+    const serviceKeyHeader = headers['x-service-key'];
+    const serviceKey = typeof serviceKeyHeader === 'string' ? serviceKeyHeader.trim() : '';
+
+    // 1. Browsers send Origin (and preflight with OPTIONS); account keys must never live in one.
+    const origin = headers.origin;
+    if (origin !== undefined || request.method === 'OPTIONS') {
+      const token = bearerToken(authorization);
+      if (origin !== undefined && token && isWellFormedKey('account', token)) {
+        await recordBrowserExposure(this.ctx, keyDigest(token), cleanOrigin(String(origin)), this.ctx.clock.now());
+      }
+      throw new Problem(
+        'browser_access_forbidden',
+        'The management API is for backends only: account API keys must never be sent from a browser or a mobile app. Call Keyward from your server.',
+      );
+    }
+    // 2.
+    if (countHeader(request.rawHeaders, 'authorization') > 1 || countHeader(request.rawHeaders, 'x-service-key') > 1) {
+      throw new Problem('duplicate_header', 'Send Authorization and x-service-key once each.');
+    }
+    // 3.
+    const token = bearerToken(authorization);
+    if (token === null) {
+      throw refuse('account_key_missing', 'Send the account API key as Authorization: Bearer service_acct_….');
+    }
+    // 4.
+    if (hasKeyShape('server', token) || hasKeyShape('account', serviceKey)) {
+      throw refuse(
+        'keys_swapped',
+        'The keys are in each other\'s headers: Authorization: Bearer takes the account API key (service_acct_…), x-service-key takes the server API key (service_srv_…).',
+      );
+    }
+    // 5.
+    if (!isWellFormedKey('account', token)) {
+      throw refuse('account_key_malformed', 'The Bearer value is not an account API key (service_acct_ followed by 72 hex characters with a valid checksum).');
+    }
+    // 6.
+    if (!serviceKey) {
+      throw refuse('service_key_missing', 'Send the server API key of the server you act on in the x-service-key header.');
+    }
+    // 7.
+    if (!isWellFormedKey('server', serviceKey)) {
+      throw refuse('service_key_malformed', 'The x-service-key value is not a server API key (service_srv_ followed by 72 hex characters with a valid checksum).');
+    }
+
+    const now = this.ctx.clock.now();
+    const nowIso = now.toISOString();
+    // 8–10.
+    const accountKey = await findAccountKeyByDigest(this.ctx, keyDigest(token));
+    if (!accountKey) throw refuse('account_key_invalid', 'No account API key matches the Bearer value. ' + ACCOUNT_KEYS_PAGE);
+    if (accountKey.revoked_at) {
+      throw refuse('account_key_revoked', `This account API key (${accountKey.hint}) was revoked on ${accountKey.revoked_at}. ${ACCOUNT_KEYS_PAGE}`);
+    }
+    if (accountKey.expires_at && accountKey.expires_at <= nowIso) {
+      throw refuse('account_key_expired', `This account API key (${accountKey.hint}) expired on ${accountKey.expires_at}. ${ACCOUNT_KEYS_PAGE}`);
+    }
+    // 11–12.
+    const serverKey = await findServerKeyByDigest(this.ctx, keyDigest(serviceKey));
+    if (!serverKey) throw refuse('service_key_invalid', 'No server API key matches the x-service-key value. The server\'s page in the dashboard shows its key hint and can rotate it.');
+    if (serverKey.expires_at && serverKey.expires_at <= nowIso) {
+      throw refuse('service_key_revoked', `This server API key (${serverKey.hint}) was rotated out and its grace period ended on ${serverKey.expires_at}. Use the server's current key.`);
+    }
+    // 13–14.
+    if (serverKey.account_id !== accountKey.account_id) {
+      throw new Problem('server_access_denied', 'The server named by x-service-key belongs to another account than the account API key.');
+    }
+    if (serverKey.mode !== 'business') {
+      throw new Problem('server_not_business_mode', 'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.');
+    }
+    // 15.
+    const rateLimit = this.keyLimits.hit(accountKey.id, now.getTime());
+    if (rateLimit.limited) {
+      throw new Problem('rate_limited', `This account API key sent more than ${this.keyLimits.limit} requests this minute. Retry after ${rateLimit.resetSeconds} seconds.`, {
+        headers: { 'retry-after': String(rateLimit.resetSeconds) },
+      });
+    }
+    await touchAccountKey(this.ctx, accountKey.id, accountKey.last_used_at, now);
+    return { auth: { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id }, rateLimit };
+  }
+}

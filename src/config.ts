@@ -1,0 +1,105 @@
+/**
+ * The environment, parsed and checked once at start-up (CONTRACT 5). A bad value stops start-up with
+ * one line naming the variable.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseDatabaseUrl, type DatabaseLocation } from './store/database.js';
+
+export const DEFAULT_DATABASE_URL = 'sqlite:.keyward/keyward.db';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface Config {
+  database: DatabaseLocation;
+  host: string;
+  port: number;
+  publicUrl: string;
+  masterKey: Buffer;
+  rateLimitPerMinute: number;
+  authFailureLimitPerMinute: number;
+  logLevel: string;
+  /** Said once at start-up, after the logger exists (for example: a master key was just made). */
+  warnings: string[];
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function positiveInteger(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function decodeMasterKey(value: string, origin: string): Buffer {
+  const key = Buffer.from(value.trim(), 'base64');
+  if (key.length !== 32 || key.toString('base64') !== value.trim()) {
+    throw new ConfigError(origin, 'must be 32 bytes in base64 (make one with: openssl rand -base64 32)');
+  }
+  return key;
+}
+
+/**
+ * The embedded default keeps its master key in a file beside the database, made once with mode 0600.
+ * PostgreSQL deployments run several nodes, which must share one key: there it has to be given.
+ */
+function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[]): Buffer {
+  const given = env.KEYWARD_MASTER_KEY;
+  if (given) return decodeMasterKey(given, 'KEYWARD_MASTER_KEY');
+  if (database.engine === 'postgres') {
+    throw new ConfigError('KEYWARD_MASTER_KEY', 'is required with PostgreSQL (32 bytes, base64)');
+  }
+  const file = join(dirname(database.target), 'master.key');
+  if (existsSync(file)) return decodeMasterKey(readFileSync(file, 'utf8'), file);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  warnings.push(
+    `made a new master key at ${file}: back it up, every stored credential is encrypted with it; ` +
+      'set KEYWARD_MASTER_KEY to manage it yourself',
+  );
+  return decodeMasterKey(readFileSync(file, 'utf8'), file);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const warnings: string[] = [];
+  const databaseUrl = env.KEYWARD_DATABASE_URL || DEFAULT_DATABASE_URL;
+  const database = parseDatabaseUrl(databaseUrl);
+  if (!database) {
+    throw new ConfigError('KEYWARD_DATABASE_URL', 'must be sqlite:<path> or postgres://… (the value is not shown: it may hold a password)');
+  }
+  const host = env.KEYWARD_HOST || '127.0.0.1';
+  const port = env.KEYWARD_PORT === '0' ? 0 : positiveInteger(env, 'KEYWARD_PORT', 4000, 65535);
+  const publicUrl = (env.KEYWARD_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    const parsed = new URL(publicUrl);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new ConfigError('KEYWARD_PUBLIC_URL', `must be an http(s) URL, got "${publicUrl}"`);
+  }
+  const logLevel = env.KEYWARD_LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('KEYWARD_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  return {
+    database,
+    host,
+    port,
+    publicUrl,
+    masterKey: loadMasterKey(env, database, warnings),
+    rateLimitPerMinute: positiveInteger(env, 'KEYWARD_RATE_LIMIT_PER_MINUTE', 6000, 10_000_000),
+    authFailureLimitPerMinute: positiveInteger(env, 'KEYWARD_AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 10_000_000),
+    logLevel,
+    warnings,
+  };
+}

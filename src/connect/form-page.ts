@@ -1,0 +1,64 @@
+/** The hosted static-credential form and its outcome pages. */
+import type { StaticProvider } from '../providers/types.js';
+import { html, page } from './html.js';
+
+export interface FormState {
+  provider: StaticProvider;
+  csrf: string;
+  /** Non-secret values to keep after a refused submission; secret ones are never sent back. */
+  values: Record<string, string>;
+  errors: Record<string, string>;
+}
+
+export function formPage(state: FormState): string {
+  const { provider } = state;
+  const hasErrors = Object.keys(state.errors).length > 0;
+  const fields = provider.fields.map((field) => {
+    const id = `field-${field.name}`;
+    const error = state.errors[field.name];
+    return html`<div class="field${error ? ' invalid' : ''}">
+<label for="${id}">${field.label}${field.required ? '' : html` <span class="optional">(optional)</span>`}</label>
+<input id="${id}" name="${field.name}" type="${field.secret ? 'password' : 'text'}" maxlength="4096"
+ autocomplete="off" spellcheck="false"${field.required ? html` required` : ''}
+ value="${field.secret ? '' : (state.values[field.name] ?? '')}"${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}>
+${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
+</div>`;
+  });
+  return page(
+    `Connect ${provider.name}`,
+    html`<h1>Connect ${provider.name}</h1>
+<p>Enter your ${provider.name} credentials. They are encrypted and shared only with the app that sent you here.</p>
+${hasErrors ? html`<p class="error" role="alert">Some values need attention; see below.</p>` : ''}
+<form method="post" novalidate>
+<input type="hidden" name="csrf" value="${state.csrf}">
+${fields}
+<button type="submit">Connect ${provider.name}</button>
+</form>`,
+  );
+}
+
+export function successPage(providerName: string): string {
+  return page(
+    `${providerName} connected`,
+    html`<h1>${providerName} connected</h1>
+<p>Your credentials were saved. You can close this window.</p>`,
+  );
+}
+
+const MESSAGES = {
+  404: { title: 'Link not found', text: 'This link is not valid. Ask the app that sent you here for a new one.' },
+  410: { title: 'Link no longer valid', text: 'This link was already used or has expired. Ask the app that sent you here for a new one.' },
+  403: { title: 'Form expired in this browser', text: 'This page could not be verified. Reload it and try again.' },
+} as const;
+
+export function messagePage(status: 403 | 404 | 410): string {
+  const { title, text } = MESSAGES[status];
+  return page(title, html`<h1>${title}</h1>
+<p>${text}</p>`);
+}
+
+export function errorPage(status: number, title: string, text: string): string {
+  return page(title, html`<h1>${title}</h1>
+<p>${text}</p>
+<p class="status">Error ${status}</p>`);
+}

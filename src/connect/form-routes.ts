@@ -1,0 +1,108 @@
+/**
+ * The hosted form: GET shows it (never using the link up), POST checks and stores the values.
+ * CSRF: a random nonce in an HttpOnly, SameSite=Strict cookie, and in the form a MAC of the form id
+ * and that nonce; a cross-site POST has neither.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ServiceContext } from '../services/context.js';
+import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
+import { formPage, messagePage, successPage } from './form-page.js';
+
+const CSRF_COOKIE = 'keyward_form_csrf';
+
+function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return rest.join('=');
+  }
+  return undefined;
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** Headers every hosted page carries; `formAction` widens form-action to the redirect's origin. */
+export function setPageHeaders(reply: FastifyReply, formAction: string | null = null) {
+  reply.headers({
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy':
+      `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'${formAction ? ` ${formAction}` : ''}; ` +
+      "frame-ancestors 'none'; base-uri 'none'",
+  });
+  reply.type('text/html; charset=utf-8');
+}
+
+function redirectOrigin(form: OpenForm): string | null {
+  return form.state === 'open' && form.redirectUri ? new URL(form.redirectUri).origin : null;
+}
+
+export function registerFormRoutes(app: FastifyInstance, ctx: ServiceContext) {
+  const secureCookie = ctx.publicUrl.startsWith('https:');
+  const csrfFor = (formId: string, nonce: string) => ctx.vault.mac(`form-csrf|${formId}|${nonce}`);
+
+  app.register(async (scope) => {
+    await scope.register(formbody);
+
+    scope.get<{ Params: { token: string } }>('/connect/:token', async (request, reply) => {
+      const form = await openForm(ctx, request.params.token);
+      setPageHeaders(reply, redirectOrigin(form));
+      if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
+      if (form.state === 'gone') return reply.code(410).send(messagePage(410));
+      let nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
+      if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
+        nonce = randomBytes(32).toString('base64url');
+        reply.header(
+          'set-cookie',
+          `${CSRF_COOKIE}=${nonce}; Path=/connect; HttpOnly; SameSite=Strict${secureCookie ? '; Secure' : ''}`,
+        );
+      }
+      return reply.send(formPage({ provider: form.provider, csrf: csrfFor(form.id, nonce), values: {}, errors: {} }));
+    });
+
+    scope.post<{ Params: { token: string }; Body: Record<string, unknown> }>('/connect/:token', async (request, reply) => {
+      const form = await openForm(ctx, request.params.token);
+      setPageHeaders(reply, redirectOrigin(form));
+      if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
+      if (form.state === 'gone') return reply.code(410).send(messagePage(410));
+
+      const body = request.body && typeof request.body === 'object' ? request.body : {};
+      const text = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+      const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
+      if (!nonce || !sameText(text('csrf'), csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
+
+      const values: Record<string, string> = {};
+      const errors: Record<string, string> = {};
+      for (const field of form.provider.fields) {
+        // Pasted keys often bring a stray space or line break along; no key format starts or ends with one.
+        const value = text(field.name).trim();
+        const error = fieldError(field, value);
+        if (error) errors[field.name] = error;
+        else if (value) values[field.name] = value;
+      }
+      if (Object.keys(errors).length > 0) {
+        const kept = Object.fromEntries(form.provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
+        return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept, errors }));
+      }
+
+      const { completed } = await completeForm(ctx, form, values);
+      if (!completed) return reply.code(410).send(messagePage(410));
+      if (form.redirectUri) {
+        const target = new URL(form.redirectUri);
+        target.searchParams.set('status', 'success');
+        target.searchParams.set('sessionId', form.id);
+        target.searchParams.set('provider', form.provider.slug);
+        return reply.code(303).header('location', target.toString()).send();
+      }
+      return reply.send(successPage(form.provider.name));
+    });
+  });
+}

@@ -1,0 +1,99 @@
+/** buildApp: plugins, routes and the one error handler. No listening, no globals: tests build their own. */
+import { randomBytes } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import { registerConnectStatic } from '../api/connect-static.js';
+import { registerDeleteEndUser } from '../api/delete-end-user.js';
+import { registerGetEndUser } from '../api/get-end-user.js';
+import { installManagementGuard } from '../api/guard-hook.js';
+import { registerListEndUsers } from '../api/list-end-users.js';
+import { errorPage } from '../connect/form-page.js';
+import { registerFormRoutes, setPageHeaders } from '../connect/form-routes.js';
+import type { ServiceContext } from '../services/context.js';
+import { registerAssets } from './assets.js';
+import { registerHealth } from './health.js';
+import { registerProblemHandlers } from './problems.js';
+import { validatorCompiler } from './validation.js';
+
+export interface AppOptions {
+  ctx: ServiceContext;
+  logger: FastifyBaseLogger;
+  rateLimitPerMinute: number;
+  authFailureLimitPerMinute: number;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+export const BODY_LIMIT = 64 * 1024;
+
+export async function buildApp(options: AppOptions) {
+  const { ctx } = options;
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: BODY_LIMIT,
+    // An externalUserId of 255 characters, each up to 12 characters once percent-encoded.
+    routerOptions: { maxParamLength: 4096 },
+    // Fastify's own two lines a request are replaced by the one written in onResponse below.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomBytes(12).toString('hex')}`;
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  registerProblemHandlers(app, (request, reply, problem) => {
+    if (!request.url.startsWith('/connect/')) return null;
+    setPageHeaders(reply);
+    return reply.code(problem.status).send(errorPage(problem.status, 'Something went wrong', problem.detail));
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One line a request, naming the route pattern and never the path itself: paths carry form tokens
+  // and end users' ids.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, route: request.routeOptions.url ?? '(no route)', statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  installManagementGuard(app, ctx, { perKey: options.rateLimitPerMinute, failuresPerAddress: options.authFailureLimitPerMinute });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Keyward management API', version: '1.0.0', description: 'Every /v1 route needs both keys.' },
+      components: {
+        securitySchemes: {
+          accountKey: { type: 'http', scheme: 'bearer', description: 'Account API key: service_acct_…' },
+          serverKey: { type: 'apiKey', in: 'header', name: 'x-service-key', description: 'Server API key: service_srv_…' },
+        },
+      },
+      security: [{ accountKey: [], serverKey: [] }],
+    },
+    // Only the management API is documented; pages and probes are not part of it.
+    hideUntagged: true,
+  });
+
+  await app.register(
+    async (v1) => {
+      // Management bodies are JSON only: text/plain, which Fastify reads by default, gets a 415.
+      v1.removeContentTypeParser('text/plain');
+      registerConnectStatic(v1, ctx);
+      registerListEndUsers(v1, ctx);
+      registerGetEndUser(v1, ctx);
+      registerDeleteEndUser(v1, ctx);
+    },
+    { prefix: '/v1' },
+  );
+
+  registerFormRoutes(app, ctx);
+  registerAssets(app);
+  registerHealth(app, ctx);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+

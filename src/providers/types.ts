@@ -1,0 +1,45 @@
+/** How a provider is described: the same shape for the built-in catalog and for a server's custom providers. */
+
+export type TokenEndpointAuth = 'client_secret_basic' | 'client_secret_post';
+
+export interface OAuthProvider {
+  kind: 'oauth2';
+  slug: string;
+  name: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  /** RFC 7009 revocation endpoint, where the provider has one. */
+  revocationUrl?: string;
+  defaultScopes: string[];
+  /** How scopes are joined in the authorization URL (RFC 6749 says a space; a few providers want a comma). */
+  scopeSeparator: ' ' | ',';
+  tokenEndpointAuth: TokenEndpointAuth;
+  /** Extra query parameters the authorization request needs, each justified by `source`. */
+  extraAuthorizationParams?: Record<string, string>;
+  /** Public documentation that the endpoints, scopes and quirks were taken from. */
+  source?: string;
+}
+
+export interface StaticField {
+  /** camelCase key under which the value is stored and returned. */
+  name: string;
+  label: string;
+  secret: boolean;
+  required: boolean;
+  /** A JavaScript regular expression (no flags) the whole value must match. */
+  pattern?: string;
+  /** What the value should look like, shown beside the field when the pattern does not match. */
+  patternHint?: string;
+}
+
+export interface StaticProvider {
+  kind: 'static';
+  slug: string;
+  name: string;
+  fields: StaticField[];
+  source?: string;
+}
+
+export type Provider = OAuthProvider | StaticProvider;
+
+export const SLUG_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';

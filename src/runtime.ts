@@ -1,0 +1,18 @@
+/** Opens what the service and the CLI share: the database (migrated to the latest schema) and the vault. */
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { ServiceContext } from './services/context.js';
+import { Vault } from './services/vault.js';
+import { openStore } from './store/database.js';
+import { migrateToLatest } from './store/migrate.js';
+
+export async function openContext(config: Config, clock: Clock = systemClock): Promise<{ ctx: ServiceContext; migrations: string[] }> {
+  const store = openStore(config.database);
+  try {
+    const migrations = await migrateToLatest(store);
+    return { ctx: { store, vault: new Vault(config.masterKey), clock, publicUrl: config.publicUrl }, migrations };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

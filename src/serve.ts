@@ -1,0 +1,40 @@
+/** `keyward serve`: config → store → app → listen, and a clean stop on SIGINT / SIGTERM. */
+import type { Config } from './config.js';
+import { buildApp } from './http/app.js';
+import { createLogger } from './logger.js';
+import { openContext } from './runtime.js';
+import { sweepIdempotencyRecords } from './services/idempotency.js';
+
+const SWEEP_INTERVAL_MS = 10 * 60_000;
+
+export async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  for (const warning of config.warnings) logger.warn(warning);
+  const { ctx, migrations } = await openContext(config);
+  if (migrations.length) logger.info({ migrations }, 'database migrated');
+  const app = await buildApp({
+    ctx,
+    logger,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    authFailureLimitPerMinute: config.authFailureLimitPerMinute,
+  });
+  const sweep = setInterval(() => {
+    sweepIdempotencyRecords(ctx).catch((error: Error) => logger.warn({ err: { message: error.message } }, 'idempotency sweep failed'));
+  }, SWEEP_INTERVAL_MS);
+  sweep.unref();
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    clearInterval(sweep);
+    await app.close();
+    await ctx.store.close();
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+
+  const address = await app.listen({ host: config.host, port: config.port });
+  logger.info({ address, publicUrl: config.publicUrl, database: ctx.store.engine }, 'Keyward is listening');
+}

@@ -1,0 +1,34 @@
+import { iso } from '../clock.js';
+import { newId } from '../ids.js';
+import type { ServiceContext } from './context.js';
+import { hashPassword } from './passwords.js';
+import { ServiceError } from './service-error.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export async function createAccount(
+  ctx: ServiceContext,
+  input: { name: string; email: string; password?: string },
+): Promise<{ accountId: string; userId: string }> {
+  const name = input.name.trim();
+  const email = input.email.trim().toLowerCase();
+  if (!name || name.length > 200) throw new ServiceError('invalid', 'the account name must be 1 to 200 characters');
+  if (!EMAIL.test(email) || email.length > 320) throw new ServiceError('invalid', 'the email address is not valid');
+  if (input.password !== undefined && (input.password.length < 8 || input.password.length > 1024)) {
+    throw new ServiceError('invalid', 'the password must be 8 to 1024 characters');
+  }
+  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+  const now = iso(ctx.clock.now());
+  const accountId = newId('acct');
+  const userId = newId('usr');
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const taken = await trx.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();
+    if (taken) throw new ServiceError('conflict', 'a member with that email already exists');
+    await trx.insertInto('accounts').values({ id: accountId, name, created_at: now, updated_at: now }).execute();
+    await trx
+      .insertInto('members')
+      .values({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now })
+      .execute();
+  });
+  return { accountId, userId };
+}

@@ -1,0 +1,241 @@
+/** The audience of a business-mode server: list (keyset pages), read one member with secrets, revoke. */
+import { iso } from '../clock.js';
+import { Problem } from '../errors.js';
+import type { CredentialRow } from '../store/schema.js';
+import { recordAudit } from './audit.js';
+import type { Actor, ServiceContext } from './context.js';
+import { openCredentialSecret } from './credentials.js';
+
+export interface CredentialSummary {
+  id: string;
+  provider: string;
+  type: 'oauth2' | 'static';
+  status: 'active' | 'needs_reauth';
+  connectedAt: string;
+  updatedAt: string;
+}
+
+export interface CredentialWithSecrets extends CredentialSummary {
+  values?: Record<string, string>;
+  accessToken?: string;
+  tokenType?: string;
+  expiresAt?: string | null;
+  scopes?: string[];
+  refreshedAt?: string | null;
+  error?: { code: string; message?: string; retryable?: boolean };
+}
+
+export interface MemberView<C> {
+  externalUserId: string;
+  createdAt: string;
+  updatedAt: string;
+  credentials: C[];
+}
+
+export interface MemberPage {
+  data: MemberView<CredentialSummary>[];
+  hasMore: boolean;
+  nextCursor: string | null;
+}
+
+type SummaryRow = Pick<CredentialRow, 'id' | 'provider' | 'type' | 'status' | 'connected_at' | 'updated_at'>;
+
+function summary(row: SummaryRow): CredentialSummary {
+  return { id: row.id, provider: row.provider, type: row.type, status: row.status, connectedAt: row.connected_at, updatedAt: row.updated_at };
+}
+
+/** A cursor is the last row's (createdAt, externalUserId), signed so a client cannot hand-craft one. */
+function encodeCursor(ctx: ServiceContext, createdAt: string, externalUserId: string): string {
+  const payload = Buffer.from(JSON.stringify([createdAt, externalUserId])).toString('base64url');
+  return `${payload}.${ctx.vault.mac(`cursor|${payload}`).slice(0, 22)}`;
+}
+
+function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
+  const invalid = new Problem('invalid_cursor', 'The cursor is not one this API returned. Pass the nextCursor of the previous page, unchanged.');
+  const [payload, mac, extra] = cursor.split('.');
+  if (!payload || !mac || extra !== undefined || ctx.vault.mac(`cursor|${payload}`).slice(0, 22) !== mac) throw invalid;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
+      return [value[0], value[1]];
+    }
+  } catch {
+    // Falls through to the same answer as any other bad cursor.
+  }
+  throw invalid;
+}
+
+export async function listMembers(
+  ctx: ServiceContext,
+  serverId: string,
+  query: { limit: number; cursor?: string; provider?: string; prefix?: string },
+): Promise<MemberPage> {
+  const after = query.cursor === undefined ? null : decodeCursor(ctx, query.cursor);
+  let select = ctx.store.db
+    .selectFrom('audience_members as m')
+    .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at'])
+    .where('m.server_id', '=', serverId);
+  if (after) {
+    select = select.where((eb) => eb(eb.refTuple('m.created_at', 'm.external_user_id'), '>', eb.tuple(after[0], after[1])));
+  }
+  if (query.prefix) {
+    const prefix = query.prefix;
+    // substr() compares exactly (LIKE would fold case on SQLite and treat % and _ as wildcards).
+    select = select.where((eb) => eb(eb.fn('substr', ['m.external_user_id', eb.val(1), eb.val([...prefix].length)]), '=', prefix));
+  }
+  if (query.provider) {
+    const provider = query.provider;
+    select = select.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('credentials as c')
+          .select('c.id')
+          .whereRef('c.member_id', '=', 'm.id')
+          .where('c.provider', '=', provider)
+          .where('c.status', '=', 'active'),
+      ),
+    );
+  }
+  const rows = await select.orderBy('m.created_at').orderBy('m.external_user_id').limit(query.limit + 1).execute();
+  const page = rows.slice(0, query.limit);
+  const credentials = page.length
+    ? await ctx.store.db
+        .selectFrom('credentials')
+        .select(['id', 'member_id', 'provider', 'type', 'status', 'connected_at', 'updated_at'])
+        .where(
+          'member_id',
+          'in',
+          page.map((r) => r.id),
+        )
+        .orderBy('provider')
+        .execute()
+    : [];
+  const byMember = new Map<string, CredentialSummary[]>();
+  for (const row of credentials) {
+    const list = byMember.get(row.member_id) ?? [];
+    list.push(summary(row));
+    byMember.set(row.member_id, list);
+  }
+  const last = page.at(-1);
+  const hasMore = rows.length > query.limit;
+  return {
+    data: page.map((r) => ({
+      externalUserId: r.external_user_id,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      credentials: byMember.get(r.id) ?? [],
+    })),
+    hasMore,
+    nextCursor: hasMore && last ? encodeCursor(ctx, last.created_at, last.external_user_id) : null,
+  };
+}
+
+function notFound(externalUserId: string): Problem {
+  return new Problem('end_user_not_found', `This server has no end user with externalUserId ${JSON.stringify(externalUserId)}.`);
+}
+
+function withSecrets(ctx: ServiceContext, row: CredentialRow): CredentialWithSecrets {
+  const base = summary(row);
+  const secret = openCredentialSecret(ctx, row);
+  if (secret.type === 'static') return { ...base, values: secret.values };
+  const credential: CredentialWithSecrets = {
+    ...base,
+    expiresAt: row.access_expires_at,
+    scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : [],
+    refreshedAt: row.refreshed_at,
+  };
+  if (row.status === 'active') {
+    credential.accessToken = secret.accessToken;
+    credential.tokenType = secret.tokenType;
+  }
+  if (row.error_code) credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
+  return credential;
+}
+
+export async function getMember(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<MemberView<CredentialWithSecrets>> {
+  const member = await ctx.store.db
+    .selectFrom('audience_members')
+    .select(['id', 'created_at', 'updated_at'])
+    .where('server_id', '=', serverId)
+    .where('external_user_id', '=', externalUserId)
+    .executeTakeFirst();
+  if (!member) throw notFound(externalUserId);
+  const rows = await ctx.store.db.selectFrom('credentials').selectAll().where('member_id', '=', member.id).orderBy('provider').execute();
+  return {
+    externalUserId,
+    createdAt: member.created_at,
+    updatedAt: member.updated_at,
+    credentials: rows.map((row) => withSecrets(ctx, row)),
+  };
+}
+
+export type ProviderRevocation = 'succeeded' | 'failed' | 'not_supported';
+
+export interface RevokedCredential {
+  id: string;
+  provider: string;
+  revokedAt: string;
+  providerRevocation: ProviderRevocation;
+}
+
+/**
+ * Erases the member's credentials (all, or one provider's) and cancels the pending forms and flows
+ * they had on this server, in one transaction; without a provider the member leaves the audience.
+ */
+export async function revokeMember(
+  ctx: ServiceContext,
+  input: { accountId: string; serverId: string; externalUserId: string; provider?: string; actor: Actor },
+): Promise<{ externalUserId: string; revoked: RevokedCredential[] }> {
+  const now = iso(ctx.clock.now());
+  const erased = await ctx.store.db.transaction().execute(async (trx) => {
+    const member = await trx
+      .selectFrom('audience_members')
+      .select('id')
+      .where('server_id', '=', input.serverId)
+      .where('external_user_id', '=', input.externalUserId)
+      .executeTakeFirst();
+    if (!member) throw notFound(input.externalUserId);
+    let credentials = trx.selectFrom('credentials').selectAll().where('member_id', '=', member.id);
+    if (input.provider) credentials = credentials.where('provider', '=', input.provider);
+    const rows = await credentials.orderBy('provider').execute();
+    if (input.provider && rows.length === 0) {
+      throw new Problem('credential_not_found', `End user ${JSON.stringify(input.externalUserId)} has no credential of provider "${input.provider}".`);
+    }
+    if (rows.length) await trx.deleteFrom('credentials').where('id', 'in', rows.map((r) => r.id)).execute();
+    for (const table of ['static_form_sessions', 'oauth_flows'] as const) {
+      let pending = trx
+        .updateTable(table)
+        .set({ status: 'cancelled', completed_at: now })
+        .where('server_id', '=', input.serverId)
+        .where('external_user_id', '=', input.externalUserId)
+        .where('status', '=', 'pending');
+      if (input.provider) pending = pending.where('provider', '=', input.provider);
+      await pending.execute();
+    }
+    if (!input.provider) await trx.deleteFrom('audience_members').where('id', '=', member.id).execute();
+    for (const row of rows) {
+      await recordAudit(trx, {
+        accountId: input.accountId,
+        serverId: input.serverId,
+        actor: input.actor,
+        action: 'credential.revoked',
+        targetId: row.id,
+        detail: { provider: row.provider, externalUserId: input.externalUserId, type: row.type },
+        at: now,
+      });
+    }
+    return rows;
+  });
+  return {
+    externalUserId: input.externalUserId,
+    revoked: erased.map((row) => ({ id: row.id, provider: row.provider, revokedAt: now, providerRevocation: revokeAtProvider(row) })),
+  };
+}
+
+/**
+ * Static credentials have nothing to revoke at the provider. OAuth credentials cannot be stored yet:
+ * the OAuth flows, and RFC 7009 revocation with them, are the next piece of work (issue 3).
+ */
+function revokeAtProvider(row: CredentialRow): ProviderRevocation {
+  if (row.type === 'static') return 'not_supported';
+  throw new Error('OAuth credentials are not stored before the OAuth flows exist');
+}

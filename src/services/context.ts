@@ -1,0 +1,30 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { Store } from '../store/database.js';
+import type { Database } from '../store/schema.js';
+import type { Vault } from './vault.js';
+
+/** What every service needs, passed in (no module-level singletons), so a test builds its own. */
+export interface ServiceContext {
+  store: Store;
+  vault: Vault;
+  clock: Clock;
+  publicUrl: string;
+}
+
+/** A query runner: the database itself, or a transaction already open. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+/** Who did something, as written in the audit trail and in `createdBy` / `revokedBy`. */
+export type Actor = string;
+export const CLI_ACTOR: Actor = 'cli';
+
+/**
+ * The first statement of a transaction that must not race another one on the same account: a write
+ * to the account row takes SQLite's write lock at once and PostgreSQL's row lock, so counts read after
+ * it stay true until commit.
+ */
+export async function lockAccount(trx: Db, accountId: string, now: string): Promise<boolean> {
+  const result = await trx.updateTable('accounts').set({ updated_at: now }).where('id', '=', accountId).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

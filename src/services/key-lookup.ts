@@ -1,0 +1,63 @@
+/**
+ * The reads and writes the management guard makes on every request. Each is one indexed statement;
+ * lastUsedAt and the browser-exposure record are guarded UPDATEs (at most once a minute), never a
+ * read-modify-write.
+ */
+import { iso } from '../clock.js';
+import { recordAudit } from './audit.js';
+import type { ServiceContext } from './context.js';
+
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function findAccountKeyByDigest(ctx: ServiceContext, digest: string) {
+  return ctx.store.db
+    .selectFrom('account_keys')
+    .select(['id', 'account_id', 'hint', 'revoked_at', 'expires_at', 'last_used_at'])
+    .where('digest', '=', digest)
+    .executeTakeFirst();
+}
+
+export function findServerKeyByDigest(ctx: ServiceContext, digest: string) {
+  return ctx.store.db
+    .selectFrom('server_keys')
+    .innerJoin('servers', 'servers.id', 'server_keys.server_id')
+    .select(['server_keys.id', 'server_keys.hint', 'server_keys.expires_at', 'servers.id as server_id', 'servers.account_id', 'servers.mode'])
+    .where('server_keys.digest', '=', digest)
+    .executeTakeFirst();
+}
+
+export async function touchAccountKey(ctx: ServiceContext, keyId: string, lastUsedAt: string | null, now: Date): Promise<void> {
+  const threshold = iso(new Date(now.getTime() - TOUCH_INTERVAL_MS));
+  if (lastUsedAt !== null && lastUsedAt > threshold) return;
+  await ctx.store.db
+    .updateTable('account_keys')
+    .set({ last_used_at: iso(now) })
+    .where('id', '=', keyId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', threshold)]))
+    .execute();
+}
+
+/** A live account key was sent from a browser: remember where, for the dashboard's warning. */
+export async function recordBrowserExposure(ctx: ServiceContext, digest: string, origin: string, now: Date): Promise<void> {
+  const key = await findAccountKeyByDigest(ctx, digest);
+  if (!key || key.revoked_at) return;
+  const at = iso(now);
+  const threshold = iso(new Date(now.getTime() - TOUCH_INTERVAL_MS));
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('account_keys')
+      .set({ exposed_origin: origin, exposed_at: at })
+      .where('id', '=', key.id)
+      .where((eb) => eb.or([eb('exposed_at', 'is', null), eb('exposed_at', '<', threshold)]))
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return;
+    await recordAudit(trx, {
+      accountId: key.account_id,
+      actor: 'browser',
+      action: 'account_key.browser_exposure',
+      targetId: key.id,
+      detail: { origin, hint: key.hint },
+      at,
+    });
+  });
+}

@@ -1,0 +1,225 @@
+/**
+ * Which providers a server can use: the built-in catalog plus the server's custom providers, each
+ * working once enabled on that server (OAuth ones with the server's own client, its secret sealed).
+ */
+import { iso } from '../clock.js';
+import { catalogProvider } from '../providers/catalog.js';
+import { SLUG_PATTERN, type OAuthProvider, type Provider, type StaticField, type StaticProvider, type TokenEndpointAuth } from '../providers/types.js';
+import { recordAudit } from './audit.js';
+import type { Actor, Db, ServiceContext } from './context.js';
+import { getServer } from './servers.js';
+import { ServiceError } from './service-error.js';
+
+const SLUG = new RegExp(SLUG_PATTERN);
+const FIELD_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
+
+export interface ServerProvider {
+  provider: Provider;
+  enabled: boolean;
+  clientId: string | null;
+  /** Scopes set for this server, replacing the provider's defaults; null keeps the defaults. */
+  scopes: string[] | null;
+}
+
+function clientSecretAad(serverId: string, slug: string): string {
+  return `server_providers|${serverId}|${slug}`;
+}
+
+export async function findServerProvider(ctx: ServiceContext, serverId: string, slug: string): Promise<ServerProvider | null> {
+  const db = ctx.store.db;
+  let provider: Provider | undefined = catalogProvider(slug);
+  if (!provider) {
+    const custom = await db
+      .selectFrom('custom_providers')
+      .select('definition')
+      .where('server_id', '=', serverId)
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    if (custom) provider = JSON.parse(custom.definition) as Provider;
+  }
+  if (!provider) return null;
+  const enabled = await db
+    .selectFrom('server_providers')
+    .select(['client_id', 'scopes'])
+    .where('server_id', '=', serverId)
+    .where('provider', '=', slug)
+    .executeTakeFirst();
+  return {
+    provider,
+    enabled: enabled !== undefined,
+    clientId: enabled?.client_id ?? null,
+    scopes: enabled?.scopes ? (JSON.parse(enabled.scopes) as string[]) : null,
+  };
+}
+
+/** The OAuth client secret of a server's provider, opened only when a token request needs it. */
+export async function openClientSecret(ctx: ServiceContext, serverId: string, slug: string): Promise<string | null> {
+  const row = await ctx.store.db
+    .selectFrom('server_providers')
+    .select('client_secret')
+    .where('server_id', '=', serverId)
+    .where('provider', '=', slug)
+    .executeTakeFirst();
+  return row?.client_secret ? ctx.vault.open(row.client_secret, clientSecretAad(serverId, slug)) : null;
+}
+
+function checkScopes(scopes: string[] | undefined): string[] | undefined {
+  if (scopes === undefined) return undefined;
+  for (const scope of scopes) {
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/.test(scope)) throw new ServiceError('invalid', `"${scope}" is not a valid OAuth scope`);
+  }
+  return scopes;
+}
+
+async function saveEnabled(
+  db: Db,
+  ctx: ServiceContext,
+  input: { serverId: string; slug: string; clientId?: string; clientSecret?: string; scopes?: string[]; now: string },
+) {
+  const values = {
+    client_id: input.clientId ?? null,
+    client_secret: input.clientSecret ? ctx.vault.seal(input.clientSecret, clientSecretAad(input.serverId, input.slug)) : null,
+    scopes: input.scopes ? JSON.stringify(input.scopes) : null,
+    enabled_at: input.now,
+  };
+  await db
+    .insertInto('server_providers')
+    .values({ server_id: input.serverId, provider: input.slug, ...values })
+    .onConflict((oc) => oc.columns(['server_id', 'provider']).doUpdateSet(values))
+    .execute();
+}
+
+/** Enables a provider of the catalog, or updates its OAuth client, on one server. */
+export async function enableProvider(
+  ctx: ServiceContext,
+  input: { serverId: string; slug: string; clientId?: string; clientSecret?: string; scopes?: string[]; actor: Actor },
+): Promise<{ serverId: string; provider: string }> {
+  const server = await getServer(ctx, input.serverId);
+  const found = await findServerProvider(ctx, input.serverId, input.slug);
+  if (!found) throw new ServiceError('not_found', `no provider "${input.slug}" in the catalog or among this server's custom providers`);
+  if (found.provider.kind === 'oauth2' && (!input.clientId || !input.clientSecret)) {
+    throw new ServiceError('invalid', `${found.provider.name} is an OAuth provider: give the OAuth client id and secret of your app`);
+  }
+  if (found.provider.kind === 'static' && (input.clientId || input.clientSecret || input.scopes)) {
+    throw new ServiceError('invalid', `${found.provider.name} takes static credentials: it has no OAuth client or scopes`);
+  }
+  const now = iso(ctx.clock.now());
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await saveEnabled(trx, ctx, { ...input, scopes: checkScopes(input.scopes), now });
+    await recordAudit(trx, {
+      accountId: server.account_id,
+      serverId: input.serverId,
+      actor: input.actor,
+      action: 'provider.enabled',
+      targetId: input.slug,
+      detail: { provider: input.slug, clientId: input.clientId ?? null },
+      at: now,
+    });
+  });
+  return { serverId: input.serverId, provider: input.slug };
+}
+
+function checkUrl(url: string, what: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ServiceError('invalid', `the ${what} must be an absolute URL`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ServiceError('invalid', `the ${what} must be http(s)`);
+  return url;
+}
+
+async function addCustomProvider(
+  ctx: ServiceContext,
+  serverId: string,
+  provider: Provider,
+  secrets: { clientId?: string; clientSecret?: string },
+  actor: Actor,
+) {
+  if (!SLUG.test(provider.slug)) throw new ServiceError('invalid', `the slug must match ${SLUG_PATTERN}`);
+  if (catalogProvider(provider.slug)) throw new ServiceError('conflict', `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug`);
+  const server = await getServer(ctx, serverId);
+  const now = iso(ctx.clock.now());
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const taken = await trx
+      .selectFrom('custom_providers')
+      .select('slug')
+      .where('server_id', '=', serverId)
+      .where('slug', '=', provider.slug)
+      .executeTakeFirst();
+    if (taken) throw new ServiceError('conflict', `this server already has a provider "${provider.slug}"`);
+    await trx
+      .insertInto('custom_providers')
+      .values({ server_id: serverId, slug: provider.slug, kind: provider.kind, definition: JSON.stringify(provider), created_at: now })
+      .execute();
+    await saveEnabled(trx, ctx, { serverId, slug: provider.slug, ...secrets, now });
+    await recordAudit(trx, {
+      accountId: server.account_id,
+      serverId,
+      actor,
+      action: 'provider.added',
+      targetId: provider.slug,
+      detail: { provider: provider.slug, kind: provider.kind },
+      at: now,
+    });
+  });
+  return { serverId, provider: provider.slug };
+}
+
+export async function addCustomOAuthProvider(
+  ctx: ServiceContext,
+  input: {
+    serverId: string;
+    slug: string;
+    name?: string;
+    authorizationUrl: string;
+    tokenUrl: string;
+    revocationUrl?: string;
+    clientId: string;
+    clientSecret: string;
+    scopes?: string[];
+    tokenAuth?: string;
+    actor: Actor;
+  },
+) {
+  const tokenAuth = (input.tokenAuth ?? 'client_secret_basic') as TokenEndpointAuth;
+  if (tokenAuth !== 'client_secret_basic' && tokenAuth !== 'client_secret_post') {
+    throw new ServiceError('invalid', 'the token endpoint authentication must be client_secret_basic or client_secret_post');
+  }
+  if (!input.clientId || !input.clientSecret) throw new ServiceError('invalid', 'a custom OAuth provider needs a client id and secret');
+  const provider: OAuthProvider = {
+    kind: 'oauth2',
+    slug: input.slug,
+    name: input.name || input.slug,
+    authorizationUrl: checkUrl(input.authorizationUrl, 'authorization URL'),
+    tokenUrl: checkUrl(input.tokenUrl, 'token URL'),
+    ...(input.revocationUrl ? { revocationUrl: checkUrl(input.revocationUrl, 'revocation URL') } : {}),
+    defaultScopes: checkScopes(input.scopes) ?? [],
+    scopeSeparator: ' ',
+    tokenEndpointAuth: tokenAuth,
+  };
+  return addCustomProvider(ctx, input.serverId, provider, { clientId: input.clientId, clientSecret: input.clientSecret }, input.actor);
+}
+
+/** Parses `name:Label[:secret][:optional]`, the CLI's way of describing one field. */
+export function parseFieldSpec(spec: string): StaticField {
+  const [name = '', label = '', ...flags] = spec.split(':');
+  if (!FIELD_NAME.test(name)) throw new ServiceError('invalid', `field "${spec}": the name must be letters, digits and _ (starting with a letter)`);
+  if (!label.trim() || label.length > 100) throw new ServiceError('invalid', `field "${spec}": the label must be 1 to 100 characters`);
+  for (const flag of flags) {
+    if (flag !== 'secret' && flag !== 'optional') throw new ServiceError('invalid', `field "${spec}": "${flag}" is neither secret nor optional`);
+  }
+  return { name, label: label.trim(), secret: flags.includes('secret'), required: !flags.includes('optional') };
+}
+
+export async function addCustomStaticProvider(
+  ctx: ServiceContext,
+  input: { serverId: string; slug: string; name?: string; fields: StaticField[]; actor: Actor },
+) {
+  if (input.fields.length === 0 || input.fields.length > 20) throw new ServiceError('invalid', 'a static provider needs 1 to 20 fields');
+  const names = new Set(input.fields.map((f) => f.name));
+  if (names.size !== input.fields.length) throw new ServiceError('invalid', 'field names must be unique');
+  const provider: StaticProvider = { kind: 'static', slug: input.slug, name: input.name || input.slug, fields: input.fields };
+  return addCustomProvider(ctx, input.serverId, provider, {}, input.actor);
+}

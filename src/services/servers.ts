@@ -1,0 +1,157 @@
+import { addSeconds, iso } from '../clock.js';
+import { newId } from '../ids.js';
+import { generateKey, keyDigest, keyHint } from '../keys/format.js';
+import { recordAudit } from './audit.js';
+import type { Actor, Db, ServiceContext } from './context.js';
+import { ServiceError } from './service-error.js';
+
+export type ServerMode = 'business' | 'personal';
+export const SERVER_MODES: readonly ServerMode[] = ['business', 'personal'];
+export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
+
+async function insertServerKey(db: Db, serverId: string, now: string): Promise<string> {
+  const key = generateKey('server');
+  await db
+    .insertInto('server_keys')
+    .values({ id: newId('skey'), server_id: serverId, digest: keyDigest(key), hint: keyHint(key), created_at: now, expires_at: null })
+    .execute();
+  return key;
+}
+
+export async function getServer(ctx: ServiceContext, serverId: string) {
+  const server = await ctx.store.db.selectFrom('servers').selectAll().where('id', '=', serverId).executeTakeFirst();
+  if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
+  return server;
+}
+
+export async function createServer(
+  ctx: ServiceContext,
+  input: { accountId: string; name: string; mode: ServerMode; actor: Actor },
+): Promise<{ serverId: string; serverKey: string }> {
+  const name = input.name.trim();
+  if (!name || name.length > 100) throw new ServiceError('invalid', 'the server name must be 1 to 100 characters');
+  if (!SERVER_MODES.includes(input.mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
+  const now = iso(ctx.clock.now());
+  const serverId = newId('srv');
+  const serverKey = await ctx.store.db.transaction().execute(async (trx) => {
+    const account = await trx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
+    if (!account) throw new ServiceError('not_found', `no account ${input.accountId}`);
+    await trx
+      .insertInto('servers')
+      .values({ id: serverId, account_id: input.accountId, name, mode: input.mode, created_at: now, updated_at: now })
+      .execute();
+    const key = await insertServerKey(trx, serverId, now);
+    await recordAudit(trx, {
+      accountId: input.accountId,
+      serverId,
+      actor: input.actor,
+      action: 'server.created',
+      targetId: serverId,
+      detail: { name, mode: input.mode, keyHint: keyHint(key) },
+      at: now,
+    });
+    return key;
+  });
+  return { serverId, serverKey };
+}
+
+export async function setServerMode(ctx: ServiceContext, serverId: string, mode: ServerMode, actor: Actor) {
+  if (!SERVER_MODES.includes(mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
+  const now = iso(ctx.clock.now());
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const server = await trx.selectFrom('servers').select(['account_id', 'mode']).where('id', '=', serverId).executeTakeFirst();
+    if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
+    await trx.updateTable('servers').set({ mode, updated_at: now }).where('id', '=', serverId).execute();
+    await recordAudit(trx, {
+      accountId: server.account_id,
+      serverId,
+      actor,
+      action: 'server.mode_changed',
+      targetId: serverId,
+      detail: { from: server.mode, to: mode },
+      at: now,
+    });
+  });
+  return { serverId, mode };
+}
+
+/**
+ * Makes a new server key. Keys still current get the grace period as their end (0 ends them now);
+ * keys already in a grace period keep their earlier end.
+ */
+export async function rotateServerKey(ctx: ServiceContext, serverId: string, graceSeconds: number, actor: Actor) {
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
+    throw new ServiceError('invalid', `the grace period must be 0 to ${MAX_GRACE_SECONDS} seconds`);
+  }
+  const nowDate = ctx.clock.now();
+  const now = iso(nowDate);
+  const serverKey = await ctx.store.db.transaction().execute(async (trx) => {
+    const server = await trx.selectFrom('servers').select('account_id').where('id', '=', serverId).executeTakeFirst();
+    if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
+    await trx
+      .updateTable('server_keys')
+      .set({ expires_at: iso(addSeconds(nowDate, graceSeconds)) })
+      .where('server_id', '=', serverId)
+      .where('expires_at', 'is', null)
+      .execute();
+    const key = await insertServerKey(trx, serverId, now);
+    await recordAudit(trx, {
+      accountId: server.account_id,
+      serverId,
+      actor,
+      action: 'server_key.rotated',
+      targetId: serverId,
+      detail: { keyHint: keyHint(key), graceSeconds },
+      at: now,
+    });
+    return key;
+  });
+  return { serverId, serverKey };
+}
+
+/** Redirect URIs are compared exactly, so only absolute http(s) URIs without a fragment are taken. */
+export function checkRedirectUri(uri: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(uri);
+  } catch {
+    throw new ServiceError('invalid', 'the redirect URI must be an absolute URL');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ServiceError('invalid', 'the redirect URI must be http(s)');
+  if (parsed.hash) throw new ServiceError('invalid', 'the redirect URI must not have a fragment');
+  if (uri.length > 2048) throw new ServiceError('invalid', 'the redirect URI must be at most 2048 characters');
+  return uri;
+}
+
+export async function allowRedirectUri(ctx: ServiceContext, serverId: string, uri: string) {
+  checkRedirectUri(uri);
+  const now = iso(ctx.clock.now());
+  await getServer(ctx, serverId);
+  await ctx.store.db
+    .insertInto('server_redirect_uris')
+    .values({ server_id: serverId, uri, created_at: now })
+    .onConflict((oc) => oc.columns(['server_id', 'uri']).doNothing())
+    .execute();
+  return { serverId, redirectUris: await listRedirectUris(ctx, serverId) };
+}
+
+export async function listRedirectUris(ctx: ServiceContext, serverId: string): Promise<string[]> {
+  const rows = await ctx.store.db
+    .selectFrom('server_redirect_uris')
+    .select('uri')
+    .where('server_id', '=', serverId)
+    .orderBy('created_at')
+    .orderBy('uri')
+    .execute();
+  return rows.map((r) => r.uri);
+}
+
+export async function isRedirectUriAllowed(ctx: ServiceContext, serverId: string, uri: string): Promise<boolean> {
+  const row = await ctx.store.db
+    .selectFrom('server_redirect_uris')
+    .select('uri')
+    .where('server_id', '=', serverId)
+    .where('uri', '=', uri)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,162 @@
+/**
+ * Hosted static-credential forms: a single-use URL the company hands its end user, who types the
+ * provider's fields into a page Keyward serves. Only the token's digest is stored.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { addSeconds, iso } from '../clock.js';
+import { Problem } from '../errors.js';
+import { newId } from '../ids.js';
+import type { StaticField, StaticProvider } from '../providers/types.js';
+import type { Db, ServiceContext } from './context.js';
+import { storeCredential } from './credentials.js';
+import { findServerProvider } from './providers.js';
+import { isRedirectUriAllowed } from './servers.js';
+
+export const MAX_FIELD_LENGTH = 4096;
+
+export interface FormSessionCreated {
+  id: string;
+  provider: string;
+  externalUserId: string;
+  status: 'pending';
+  url: string;
+  expiresAt: string;
+  createdAt: string;
+  fields: { name: string; label: string; secret: boolean; required: boolean }[];
+}
+
+function tokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The checks both connect routes share: the provider exists, is of the route's kind, is enabled. */
+export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2') {
+  const found = await findServerProvider(ctx, serverId, slug);
+  if (!found) throw new Problem('provider_not_found', `No provider "${slug}" in the catalog or among this server's custom providers.`);
+  if (found.provider.kind !== kind) {
+    const route = found.provider.kind === 'oauth2' ? 'POST /v1/oauth/{provider}/start' : 'POST /v1/credentials/static/{providerSlug}/connect';
+    throw new Problem('provider_auth_mismatch', `${found.provider.name} uses ${found.provider.kind === 'oauth2' ? 'OAuth' : 'static credentials'}: connect it with ${route}.`);
+  }
+  if (!found.enabled) throw new Problem('provider_not_enabled', `${found.provider.name} is not enabled on this server. Enable it in the dashboard (Servers → Providers) or with the CLI.`);
+  return found;
+}
+
+export async function requireAllowedRedirect(ctx: ServiceContext, serverId: string, redirectUri: string | undefined) {
+  if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri))) {
+    throw new Problem('redirect_uri_not_allowed', 'redirectUri must equal one of this server\'s allowed redirect URIs (Servers → Redirect URIs in the dashboard).');
+  }
+}
+
+export async function createFormSession(
+  ctx: ServiceContext,
+  db: Db,
+  input: { serverId: string; slug: string; externalUserId: string; redirectUri?: string; expiresIn: number },
+): Promise<FormSessionCreated> {
+  const { provider } = await requireEnabledProvider(ctx, input.serverId, input.slug, 'static');
+  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri);
+  const nowDate = ctx.clock.now();
+  const token = randomBytes(32).toString('base64url');
+  const id = newId('cfs');
+  const createdAt = iso(nowDate);
+  const expiresAt = iso(addSeconds(nowDate, input.expiresIn));
+  await db
+    .insertInto('static_form_sessions')
+    .values({
+      id,
+      server_id: input.serverId,
+      external_user_id: input.externalUserId,
+      provider: input.slug,
+      token_digest: tokenDigest(token),
+      redirect_uri: input.redirectUri ?? null,
+      status: 'pending',
+      expires_at: expiresAt,
+      created_at: createdAt,
+      completed_at: null,
+      credential_id: null,
+    })
+    .execute();
+  const { fields } = provider as StaticProvider;
+  return {
+    id,
+    provider: input.slug,
+    externalUserId: input.externalUserId,
+    status: 'pending',
+    url: `${ctx.publicUrl}/connect/${token}`,
+    expiresAt,
+    createdAt,
+    fields: fields.map(({ name, label, secret, required }) => ({ name, label, secret, required })),
+  };
+}
+
+export type OpenForm =
+  | { state: 'unknown' }
+  | { state: 'gone' }
+  | { state: 'open'; id: string; serverId: string; accountId: string; externalUserId: string; redirectUri: string | null; provider: StaticProvider };
+
+/** What a token opens. Used, cancelled and expired forms all read as `gone`: nothing says whose they were. */
+export async function openForm(ctx: ServiceContext, token: string): Promise<OpenForm> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return { state: 'unknown' };
+  const session = await ctx.store.db
+    .selectFrom('static_form_sessions as f')
+    .innerJoin('servers as s', 's.id', 'f.server_id')
+    .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.status', 'f.expires_at', 's.account_id'])
+    .where('f.token_digest', '=', tokenDigest(token))
+    .executeTakeFirst();
+  if (!session) return { state: 'unknown' };
+  if (session.status !== 'pending' || session.expires_at <= iso(ctx.clock.now())) return { state: 'gone' };
+  const found = await findServerProvider(ctx, session.server_id, session.provider);
+  if (!found || found.provider.kind !== 'static') return { state: 'gone' };
+  return {
+    state: 'open',
+    id: session.id,
+    serverId: session.server_id,
+    accountId: session.account_id,
+    externalUserId: session.external_user_id,
+    redirectUri: session.redirect_uri,
+    provider: found.provider,
+  };
+}
+
+/** Checks one field's value; returns the message to show beside it, or null. */
+export function fieldError(field: StaticField, value: string): string | null {
+  if (!value) return field.required ? `${field.label} is required.` : null;
+  if ([...value].length > MAX_FIELD_LENGTH) return `${field.label} must be at most ${MAX_FIELD_LENGTH} characters.`;
+  if (/[\u0000-\u001f\u007f]/.test(value)) return `${field.label} must not contain control characters.`;
+  if (field.pattern && !new RegExp(field.pattern).test(value)) {
+    return field.patternHint ? `${field.label} does not look right: ${field.patternHint}.` : `${field.label} does not have the expected format.`;
+  }
+  return null;
+}
+
+/**
+ * Stores the typed values and uses the form up, in one transaction. The guarded UPDATE is what makes
+ * the form single-use: of two simultaneous submissions, only one finds it still pending.
+ */
+export async function completeForm(
+  ctx: ServiceContext,
+  form: Extract<OpenForm, { state: 'open' }>,
+  values: Record<string, string>,
+): Promise<{ completed: boolean }> {
+  const now = iso(ctx.clock.now());
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const used = await trx
+      .updateTable('static_form_sessions')
+      .set({ status: 'completed', completed_at: now })
+      .where('id', '=', form.id)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    if (used.numUpdatedRows === 0n) return { completed: false };
+    const { credentialId } = await storeCredential(ctx, trx, {
+      accountId: form.accountId,
+      serverId: form.serverId,
+      externalUserId: form.externalUserId,
+      provider: form.provider.slug,
+      secret: { type: 'static', values },
+      actor: `end_user:${form.id}`,
+      now,
+    });
+    await trx.updateTable('static_form_sessions').set({ credential_id: credentialId }).where('id', '=', form.id).execute();
+    return { completed: true };
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * Opens the database named by KEYWARD_DATABASE_URL: an embedded SQLite file (the default) or a
+ * PostgreSQL server. Both are driven through the same typed Kysely instance.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface DatabaseLocation {
+  engine: Engine;
+  /** The SQLite file path, or the PostgreSQL connection string. */
+  target: string;
+}
+
+export interface Store {
+  engine: Engine;
+  db: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+export function parseDatabaseUrl(url: string): DatabaseLocation | null {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { engine: 'postgres', target: url };
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    return path ? { engine: 'sqlite', target: path } : null;
+  }
+  return null;
+}
+
+/**
+ * better-sqlite3 compiles a statement on every prepare(); Kysely prepares on every query. Reusing
+ * compiled statements by SQL text takes that cost off every request (the set of distinct SQL texts
+ * the service issues is small and fixed, so the cache stays small).
+ */
+function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sqlText: string) {
+      let statement = statements.get(sqlText);
+      if (!statement) {
+        statement = database.prepare(sqlText);
+        if (statements.size < 500) statements.set(sqlText, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+function openSqlite(path: string): Kysely<Database> {
+  mkdirSync(dirname(path), { recursive: true });
+  const database = new BetterSqlite3(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  // Another process (the CLI) may hold the write lock for a moment.
+  database.pragma('busy_timeout = 5000');
+  // Erased secrets are overwritten on disk, not left in free pages.
+  database.pragma('secure_delete = ON');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+}
+
+function openPostgres(connectionString: string): Kysely<Database> {
+  const pool = new pg.Pool({ connectionString, max: 10 });
+  // An idle client that loses its connection must not take the process down.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export function openStore(location: DatabaseLocation): Store {
+  const db = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
+  return { engine: location.engine, db, close: () => db.destroy() };
+}

@@ -1,0 +1,185 @@
+/**
+ * Table types for Kysely. Times are ISO 8601 UTC text (the same on SQLite and PostgreSQL, and ordered
+ * as text); flags are integers 0/1 (SQLite has no boolean); sealed values are bytes (BLOB / bytea).
+ */
+import type { Insertable, Selectable } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MembersTable {
+  id: string;
+  account_id: string;
+  email: string;
+  password_hash: string | null;
+  created_at: string;
+}
+
+export interface ServersTable {
+  id: string;
+  account_id: string;
+  name: string;
+  mode: 'business' | 'personal';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ServerRedirectUrisTable {
+  server_id: string;
+  uri: string;
+  created_at: string;
+}
+
+export interface ServerKeysTable {
+  id: string;
+  server_id: string;
+  digest: string;
+  hint: string;
+  created_at: string;
+  /** Null while the key is current; set by rotation to the end of its grace period. */
+  expires_at: string | null;
+}
+
+export interface AccountKeysTable {
+  id: string;
+  account_id: string;
+  label: string;
+  environment: 'production' | 'staging' | 'development' | 'other';
+  digest: string;
+  hint: string;
+  created_at: string;
+  created_by: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  revoked_by: string | null;
+  exposed_origin: string | null;
+  exposed_at: string | null;
+}
+
+export interface AudienceMembersTable {
+  id: string;
+  server_id: string;
+  external_user_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CredentialsTable {
+  id: string;
+  server_id: string;
+  member_id: string;
+  provider: string;
+  type: 'oauth2' | 'static';
+  status: 'active' | 'needs_reauth';
+  /** Sealed JSON: static values, or OAuth tokens. Associated data: credential, server and member ids. */
+  secret: Uint8Array;
+  access_expires_at: string | null;
+  scopes: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  connected_at: string;
+  updated_at: string;
+  refreshed_at: string | null;
+  /** OAuth refresh lease: who may refresh until when (used from the OAuth issue on). */
+  refresh_lease_until: string | null;
+}
+
+export interface ServerProvidersTable {
+  server_id: string;
+  provider: string;
+  client_id: string | null;
+  /** Sealed OAuth client secret. Associated data: server id and provider slug. */
+  client_secret: Uint8Array | null;
+  scopes: string | null;
+  enabled_at: string;
+}
+
+export interface CustomProvidersTable {
+  server_id: string;
+  slug: string;
+  kind: 'oauth2' | 'static';
+  /** The provider's description as JSON (types.ts), without any secret. */
+  definition: string;
+  created_at: string;
+}
+
+export interface StaticFormSessionsTable {
+  id: string;
+  server_id: string;
+  external_user_id: string;
+  provider: string;
+  token_digest: string;
+  redirect_uri: string | null;
+  status: 'pending' | 'completed' | 'cancelled';
+  expires_at: string;
+  created_at: string;
+  completed_at: string | null;
+  credential_id: string | null;
+}
+
+export interface OAuthFlowsTable {
+  id: string;
+  server_id: string;
+  external_user_id: string;
+  provider: string;
+  state_digest: string;
+  /** Sealed PKCE verifier. */
+  verifier: Uint8Array;
+  redirect_uri: string | null;
+  scopes: string;
+  status: 'pending' | 'completed' | 'failed' | 'cancelled';
+  error_code: string | null;
+  expires_at: string;
+  created_at: string;
+  completed_at: string | null;
+  credential_id: string | null;
+}
+
+export interface IdempotencyRecordsTable {
+  server_id: string;
+  idempotency_key: string;
+  request_hash: string;
+  status_code: number;
+  /** Sealed response body: it can hold a single-use form URL. */
+  response: Uint8Array;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  account_id: string;
+  server_id: string | null;
+  actor: string;
+  action: string;
+  target_id: string;
+  /** JSON with no secret: hints, labels, provider slugs, external user ids. */
+  detail: string;
+  created_at: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  members: MembersTable;
+  servers: ServersTable;
+  server_redirect_uris: ServerRedirectUrisTable;
+  server_keys: ServerKeysTable;
+  account_keys: AccountKeysTable;
+  audience_members: AudienceMembersTable;
+  credentials: CredentialsTable;
+  server_providers: ServerProvidersTable;
+  custom_providers: CustomProvidersTable;
+  static_form_sessions: StaticFormSessionsTable;
+  oauth_flows: OAuthFlowsTable;
+  idempotency_records: IdempotencyRecordsTable;
+  audit_events: AuditEventsTable;
+}
+
+export type AccountKeyRow = Selectable<AccountKeysTable>;
+export type CredentialRow = Selectable<CredentialsTable>;
+export type NewAuditEvent = Insertable<AuditEventsTable>;

@@ -1,0 +1,118 @@
+/**
+ * Builds the real service on a real database for a test: the same buildApp and services as
+ * production, a clock the test can move, and a logger whose lines the test can read.
+ */
+import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../src/clock.js';
+import { buildApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
+import { createAccount } from '../../src/services/accounts.js';
+import { createAccountKey } from '../../src/services/account-keys.js';
+import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
+import { enableProvider } from '../../src/services/providers.js';
+import { createServer, type ServerMode } from '../../src/services/servers.js';
+import { Vault } from '../../src/services/vault.js';
+import { openStore, parseDatabaseUrl, type Engine } from '../../src/store/database.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+
+/** A clock that stands still until the test moves it. */
+export class TestClock implements Clock {
+  #now: number;
+  constructor(start = Date.now()) {
+    this.#now = start;
+  }
+  now(): Date {
+    return new Date(this.#now);
+  }
+  advance(seconds: number): void {
+    this.#now += seconds * 1000;
+  }
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: ServiceContext;
+  database: TestDatabase;
+  clock: TestClock;
+  masterKey: Buffer;
+  /** Every log line the service wrote, as JSON text. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  rateLimitPerMinute?: number;
+  authFailureLimitPerMinute?: number;
+  publicUrl?: string;
+  /** Move time with the clock (default) or use the real one. */
+  realClock?: boolean;
+}
+
+export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase(engine);
+  const store = openStore(parseDatabaseUrl(database.url)!);
+  await migrateToLatest(store);
+  const masterKey = randomBytes(32);
+  const clock = new TestClock();
+  const ctx: ServiceContext = {
+    store,
+    vault: new Vault(masterKey),
+    clock: options.realClock ? { now: () => new Date() } : clock,
+    publicUrl: options.publicUrl ?? 'http://keyward.test',
+  };
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const app = await buildApp({
+    ctx,
+    logger: createLogger('debug', sink),
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 6000,
+    // The suites send many failing requests from one address on purpose.
+    authFailureLimitPerMinute: options.authFailureLimitPerMinute ?? 1_000_000,
+  });
+  await app.ready();
+  return {
+    app,
+    ctx,
+    database,
+    clock,
+    masterKey,
+    logs,
+    close: async () => {
+      await app.close();
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
+export interface Tenant {
+  accountId: string;
+  userId: string;
+  serverId: string;
+  serverKey: string;
+  accountKeyId: string;
+  accountKey: string;
+}
+
+/** An account with a member, a server (business mode unless told), and an account key, made through the services. */
+export async function createTenant(ctx: ServiceContext, options: { mode?: ServerMode; providers?: string[] } = {}): Promise<Tenant> {
+  const suffix = randomBytes(4).toString('hex');
+  const { accountId, userId } = await createAccount(ctx, { name: `Tenant ${suffix}`, email: `owner-${suffix}@example.test` });
+  const { serverId, serverKey } = await createServer(ctx, { accountId, name: 'Production', mode: options.mode ?? 'business', actor: CLI_ACTOR });
+  const { keyId, key } = await createAccountKey(ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
+  for (const slug of options.providers ?? ['openai']) await enableProvider(ctx, { serverId, slug, actor: CLI_ACTOR });
+  return { accountId, userId, serverId, serverKey, accountKeyId: keyId, accountKey: key };
+}
+
+/** Both management headers for a tenant. */
+export function keys(tenant: Pick<Tenant, 'accountKey' | 'serverKey'>): Record<string, string> {
+  return { authorization: `Bearer ${tenant.accountKey}`, 'x-service-key': tenant.serverKey };
+}
