@@ -34,6 +34,8 @@ export function registerConnectStatic(app: ApiInstance, ctx: ServiceContext) {
         summary: 'Get a hosted form URL where an end user enters static credentials',
         tags: ['credentials'],
         params: Type.Object({ providerSlug: ProviderSlug }),
+        // No query parameters: an unknown one is refused, as on the other routes.
+        querystring: Type.Object({}, { additionalProperties: false }),
         headers: IdempotencyHeaders,
         body: Body,
         response: { 201: Created, ...problemResponses(...GUARD_STATUSES, 413, 415, 422) },

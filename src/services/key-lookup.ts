@@ -40,8 +40,9 @@ export async function touchAccountKey(ctx: ServiceContext, keyId: string, lastUs
 /** A live account key was sent from a browser: remember where, for the dashboard's warning. */
 export async function recordBrowserExposure(ctx: ServiceContext, digest: string, origin: string, now: Date): Promise<void> {
   const key = await findAccountKeyByDigest(ctx, digest);
-  if (!key || key.revoked_at) return;
   const at = iso(now);
+  // Only a live key: a revoked or expired one no longer opens anything, so it warrants no warning.
+  if (!key || key.revoked_at || (key.expires_at && key.expires_at <= at)) return;
   const threshold = iso(new Date(now.getTime() - TOUCH_INTERVAL_MS));
   await ctx.store.db.transaction().execute(async (trx) => {
     const result = await trx

@@ -25,8 +25,7 @@ function clientSecretAad(serverId: string, slug: string): string {
   return `server_providers|${serverId}|${slug}`;
 }
 
-export async function findServerProvider(ctx: ServiceContext, serverId: string, slug: string): Promise<ServerProvider | null> {
-  const db = ctx.store.db;
+export async function findServerProvider(ctx: ServiceContext, serverId: string, slug: string, db: Db = ctx.store.db): Promise<ServerProvider | null> {
   let provider: Provider | undefined = catalogProvider(slug);
   if (!provider) {
     const custom = await db

@@ -146,8 +146,8 @@ export async function listRedirectUris(ctx: ServiceContext, serverId: string): P
   return rows.map((r) => r.uri);
 }
 
-export async function isRedirectUriAllowed(ctx: ServiceContext, serverId: string, uri: string): Promise<boolean> {
-  const row = await ctx.store.db
+export async function isRedirectUriAllowed(ctx: ServiceContext, serverId: string, uri: string, db: Db = ctx.store.db): Promise<boolean> {
+  const row = await db
     .selectFrom('server_redirect_uris')
     .select('uri')
     .where('server_id', '=', serverId)

@@ -30,8 +30,8 @@ function tokenDigest(token: string): string {
 }
 
 /** The checks both connect routes share: the provider exists, is of the route's kind, is enabled. */
-export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2') {
-  const found = await findServerProvider(ctx, serverId, slug);
+export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2', db: Db = ctx.store.db) {
+  const found = await findServerProvider(ctx, serverId, slug, db);
   if (!found) throw new Problem('provider_not_found', `No provider "${slug}" in the catalog or among this server's custom providers.`);
   if (found.provider.kind !== kind) {
     const route = found.provider.kind === 'oauth2' ? 'POST /v1/oauth/{provider}/start' : 'POST /v1/credentials/static/{providerSlug}/connect';
@@ -41,8 +41,8 @@ export async function requireEnabledProvider(ctx: ServiceContext, serverId: stri
   return found;
 }
 
-export async function requireAllowedRedirect(ctx: ServiceContext, serverId: string, redirectUri: string | undefined) {
-  if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri))) {
+export async function requireAllowedRedirect(ctx: ServiceContext, serverId: string, redirectUri: string | undefined, db: Db = ctx.store.db) {
+  if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri, db))) {
     throw new Problem('redirect_uri_not_allowed', 'redirectUri must equal one of this server\'s allowed redirect URIs (Servers → Redirect URIs in the dashboard).');
   }
 }
@@ -52,8 +52,10 @@ export async function createFormSession(
   db: Db,
   input: { serverId: string; slug: string; externalUserId: string; redirectUri?: string; expiresIn: number },
 ): Promise<FormSessionCreated> {
-  const { provider } = await requireEnabledProvider(ctx, input.serverId, input.slug, 'static');
-  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri);
+  // Every read goes through `db`: inside an idempotent request it is the open transaction, and
+  // SQLite's one connection is held by it.
+  const { provider } = await requireEnabledProvider(ctx, input.serverId, input.slug, 'static', db);
+  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri, db);
   const nowDate = ctx.clock.now();
   const token = randomBytes(32).toString('base64url');
   const id = newId('cfs');

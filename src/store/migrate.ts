@@ -1,22 +1,40 @@
-import { Migrator, type Migration } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import type { Store } from './database.js';
 import { initialMigration } from './migrations/001-initial.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
- * several nodes at once: Kysely's Migrator records what ran and takes a lock while it runs.
+ * several processes at once: Kysely's Migrator records what ran and, on PostgreSQL, takes a lock.
  */
 export async function migrateToLatest(store: Store): Promise<string[]> {
   const migrations: Record<string, Migration> = {
     '001-initial': initialMigration(store.engine),
   };
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: 'keyward_migrations',
-    migrationLockTableName: 'keyward_migrations_lock',
+  const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => migrations },
+      migrationTableName: 'keyward_migrations',
+      migrationLockTableName: 'keyward_migrations_lock',
+      disableTransactions,
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
+  if (store.engine === 'postgres') return run(store.db as Kysely<unknown>, false);
+
+  // On SQLite the Migrator's lock is a no-op and its transaction starts deferred, so two processes
+  // could both find a migration pending. BEGIN IMMEDIATE takes the write lock before anything is read.
+  return store.db.connection().execute(async (connection) => {
+    await sql`BEGIN IMMEDIATE`.execute(connection);
+    try {
+      const applied = await run(connection as Kysely<unknown>, true);
+      await sql`COMMIT`.execute(connection);
+      return applied;
+    } catch (error) {
+      await sql`ROLLBACK`.execute(connection);
+      throw error;
+    }
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -1,0 +1,156 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  GENERATED_REQUEST_ID,
+  GUARD_CASES,
+  PRECEDENCE_CASES,
+  bearer,
+  createAuthFixture,
+  expectPassed,
+  expectRefusal,
+  rawHttp,
+  secretsOf,
+  send,
+  type AuthFixture,
+  type MatrixRoute,
+} from '../helpers/auth-matrix.js';
+import { ENGINES } from '../helpers/databases.js';
+import { connectStatic } from '../helpers/hosted-form.js';
+import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
+
+const RATE_LIMIT = 3;
+const EXISTING_USER = 'u_matrix';
+
+const ROUTES: MatrixRoute[] = [
+  { name: 'POST /v1/credentials/static/openai/connect', method: 'POST', path: '/v1/credentials/static/openai/connect', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
+  { name: 'GET /v1/end-users', method: 'GET', path: '/v1/end-users', ok: { status: 200 } },
+  { name: 'GET /v1/end-users/{id}', method: 'GET', path: `/v1/end-users/${EXISTING_USER}`, ok: { status: 200 } },
+  { name: 'DELETE /v1/end-users/{id}', method: 'DELETE', path: '/v1/end-users/nobody', ok: { status: 404, code: 'end_user_not_found' } },
+  // Guarded like the rest, so a caller without keys cannot probe which routes exist.
+  { name: 'an unknown /v1 path', method: 'GET', path: '/v1/no-such-route', ok: { status: 404, code: 'route_not_found' } },
+];
+
+describe.each(ENGINES)('the management guard on %s', (engine) => {
+  let t: TestApp;
+  let f: AuthFixture;
+  beforeAll(async () => {
+    t = await startTestApp(engine, { rateLimitPerMinute: RATE_LIMIT });
+    f = await createAuthFixture(t, RATE_LIMIT);
+    await connectStatic(t.app, keys(f.tenant), { externalUserId: EXISTING_USER, values: { apiKey: 'sk-proj-matrixmatrixmatrixmatrix' } });
+  });
+  afterAll(() => t.close());
+
+  describe.each(ROUTES)('$name', (route) => {
+    it.each(GUARD_CASES)('step $step: $title', async (c) => {
+      const request = c.request(f);
+      expectRefusal(await send(t.app, route, request), c.step, f, secretsOf(request.headers), t.logs);
+    });
+
+    it('step 15: the account key spent its rate limit', async () => {
+      const key = await f.freshAccountKey();
+      const headers = { authorization: bearer(key), 'x-service-key': f.tenant.serverKey };
+      for (let i = 0; i < RATE_LIMIT; i += 1) expectPassed(await send(t.app, route, { headers }), route, secretsOf(headers), t.logs);
+      expectRefusal(await send(t.app, route, { headers }), 15, f, secretsOf(headers), t.logs);
+      // 14 comes before 15: a spent key on a personal-mode server hears about the mode, not the limit.
+      const personal = { authorization: bearer(key), 'x-service-key': f.personalServerKey };
+      expectRefusal(await send(t.app, route, { headers: personal }), 14, f, secretsOf(personal), t.logs);
+    });
+
+    it.each(PRECEDENCE_CASES)('precedence: $title → step $step', async (c) => {
+      const request = c.request(f);
+      expectRefusal(await send(t.app, route, request), c.step, f, secretsOf(request.headers), t.logs);
+    });
+
+    it('lets a fully valid request through to the handler', async () => {
+      const headers = { authorization: bearer(await f.freshAccountKey()), 'x-service-key': f.tenant.serverKey };
+      expectPassed(await send(t.app, route, { headers }), route, secretsOf(headers), t.logs);
+    });
+
+    it('takes the Bearer scheme in any case', async () => {
+      const headers = { authorization: `bEaReR ${await f.freshAccountKey()}`, 'x-service-key': f.tenant.serverKey };
+      expectPassed(await send(t.app, route, { headers }), route, secretsOf(headers), t.logs);
+    });
+
+    it('accepts a rotated server key while its grace period runs', async () => {
+      const headers = { authorization: bearer(await f.freshAccountKey()), 'x-service-key': f.inGraceServerKey };
+      expectPassed(await send(t.app, route, { headers }), route, secretsOf(headers), t.logs);
+    });
+  });
+
+  describe('problem details', () => {
+    const route = ROUTES[1]!;
+
+    it('keys_swapped says which header takes which key', async () => {
+      const headers = { authorization: bearer(f.tenant.serverKey), 'x-service-key': f.tenant.accountKey };
+      const response = await send(t.app, route, { headers });
+      expectRefusal(response, 4, f, secretsOf(headers), t.logs);
+      const { detail } = response.json() as { detail: string };
+      expect(detail).toMatch(/Authorization[^,]*account API key[^,]*service_acct_/);
+      expect(detail).toMatch(/x-service-key[^,]*server API key[^,]*service_srv_/);
+    });
+
+    it('a revoked key is named by its hint only', async () => {
+      const headers = { authorization: bearer(f.revokedAccountKey), 'x-service-key': f.tenant.serverKey };
+      const response = await send(t.app, route, { headers });
+      expectRefusal(response, 9, f, secretsOf(headers), t.logs);
+      expect(response.json().detail).toContain(`service_acct_…${f.revokedAccountKey.slice(-4)}`);
+    });
+  });
+
+  describe('x-request-id', () => {
+    const route = ROUTES[1]!;
+
+    it('keeps a valid incoming id on a refusal and on a success', async () => {
+      const refused = await t.app.inject({ method: 'GET', url: route.path, headers: { 'x-request-id': 'client.trace-01_A' } });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers['x-request-id']).toBe('client.trace-01_A');
+      expect(refused.json().requestId).toBe('client.trace-01_A');
+      const headers = { authorization: bearer(await f.freshAccountKey()), 'x-service-key': f.tenant.serverKey, 'x-request-id': 'x'.repeat(128) };
+      const passed = await t.app.inject({ method: 'GET', url: route.path, headers });
+      expect(passed.statusCode).toBe(200);
+      expect(passed.headers['x-request-id']).toBe('x'.repeat(128));
+    });
+
+    it.each(['bad id!', 'x'.repeat(129), ''])('replaces the invalid incoming id %j with a req_ id', async (given) => {
+      const response = await t.app.inject({ method: 'GET', url: route.path, headers: { 'x-request-id': given, origin: 'https://app.example' } });
+      expect(response.statusCode).toBe(403);
+      expect(response.headers['x-request-id']).toMatch(GENERATED_REQUEST_ID);
+      expect(response.json().requestId).toBe(response.headers['x-request-id']);
+    });
+
+    it('gives every request its own id', async () => {
+      const ids = new Set<unknown>();
+      for (let i = 0; i < 5; i += 1) ids.add((await t.app.inject({ method: 'GET', url: '/v1/end-users' })).headers['x-request-id']);
+      expect(ids.size).toBe(5);
+    });
+  });
+
+  // app.inject only simulates Node's header handling; here Node's own parser reads the repeats.
+  describe('duplicate headers over a real socket', () => {
+    let port: number;
+    beforeAll(async () => {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      port = (t.app.server.address() as AddressInfo).port;
+    });
+
+    it('refuses Authorization twice, though Node keeps only the first', async () => {
+      const key = await f.freshAccountKey();
+      const lines = [`Authorization: ${bearer(key)}`, `Authorization: ${bearer(key)}`, `x-service-key: ${f.tenant.serverKey}`];
+      const response = await rawHttp(port, 'GET /v1/end-users HTTP/1.1', lines);
+      expectRefusal(response, 2, f, [key, f.tenant.serverKey], t.logs);
+    });
+
+    it('refuses x-service-key twice', async () => {
+      const key = await f.freshAccountKey();
+      const lines = [`Authorization: ${bearer(key)}`, `x-service-key: ${f.tenant.serverKey}`, `X-Service-Key: ${f.tenant.serverKey}`];
+      const response = await rawHttp(port, 'GET /v1/end-users HTTP/1.1', lines);
+      expectRefusal(response, 2, f, [key, f.tenant.serverKey], t.logs);
+    });
+
+    it('passes the same request with each header once', async () => {
+      const key = await f.freshAccountKey();
+      const response = await rawHttp(port, 'GET /v1/end-users HTTP/1.1', [`Authorization: ${bearer(key)}`, `x-service-key: ${f.tenant.serverKey}`]);
+      expectPassed(response, ROUTES[1]!, [key, f.tenant.serverKey], t.logs);
+    });
+  });
+});

@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InjectOptions } from 'fastify';
+import { generateKey } from '../../src/keys/format.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { bearer, withBadChecksum } from '../helpers/auth-matrix.js';
+import { ENGINES } from '../helpers/databases.js';
+import { snapshotTables } from '../helpers/hosted-form.js';
+import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+
+const PROBLEM_JSON = /^application\/problem\+json(;|$)/;
+
+async function newKey(t: TestApp, tenant: Tenant, expiresAt?: string) {
+  return createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'rate tests', expiresAt, actor: CLI_ACTOR });
+}
+
+function keyRow(t: TestApp, keyId: string) {
+  return t.ctx.store.db.selectFrom('account_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
+}
+
+describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
+  describe('per account key', () => {
+    const LIMIT = 3;
+    let t: TestApp;
+    let tenant: Tenant;
+    beforeAll(async () => {
+      t = await startTestApp(engine, { rateLimitPerMinute: LIMIT });
+      tenant = await createTenant(t.ctx);
+    });
+    afterAll(() => t.close());
+
+    const asKey = (key: string, request: InjectOptions = { method: 'GET', url: '/v1/end-users' }) =>
+      t.app.inject({ ...request, headers: { ...keys({ accountKey: key, serverKey: tenant.serverKey }), ...request.headers } });
+
+    it('announces the policy, counts down across every /v1 route, refuses the next one, and resets after the window', async () => {
+      const { key } = await newKey(t, tenant);
+      const requests: InjectOptions[] = [
+        { method: 'GET', url: '/v1/end-users' },
+        { method: 'POST', url: '/v1/credentials/static/openai/connect', payload: { externalUserId: 'u_1' } },
+        { method: 'GET', url: '/v1/no-such-route' },
+      ];
+      const statuses = [200, 201, 404];
+      for (const [i, request] of requests.entries()) {
+        const response = await asKey(key, request);
+        expect(response.statusCode).toBe(statuses[i]);
+        expect(response.headers['ratelimit-policy']).toBe(`"default";q=${LIMIT};w=60`);
+        expect(response.headers.ratelimit).toBe(`"default";r=${LIMIT - 1 - i};t=60`);
+        expect(response.headers['retry-after']).toBeUndefined();
+      }
+      t.clock.advance(20);
+      const refused = await asKey(key);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.headers['content-type']).toMatch(PROBLEM_JSON);
+      expect(refused.json()).toMatchObject({ code: 'rate_limited', status: 429, type: '/errors/rate_limited' });
+      expect(refused.headers['retry-after']).toBe('40');
+      expect(refused.headers.ratelimit).toBe('"default";r=0;t=40');
+      expect(refused.headers['ratelimit-policy']).toBe(`"default";q=${LIMIT};w=60`);
+      expect(refused.headers['www-authenticate']).toBeUndefined();
+      expect(refused.body).not.toContain(key);
+
+      t.clock.advance(61);
+      const again = await asKey(key);
+      expect(again.statusCode).toBe(200);
+      expect(again.headers.ratelimit).toBe(`"default";r=${LIMIT - 1};t=60`);
+    });
+
+    it('counts each account key on its own, even within one account', async () => {
+      const spent = await newKey(t, tenant);
+      const other = await newKey(t, tenant);
+      for (let i = 0; i < LIMIT; i += 1) expect((await asKey(spent.key)).statusCode).toBe(200);
+      expect((await asKey(spent.key)).statusCode).toBe(429);
+      const response = await asKey(other.key);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers.ratelimit).toBe(`"default";r=${LIMIT - 1};t=60`);
+    });
+
+    it('spends nothing on requests the guard refuses before step 15', async () => {
+      const { key } = await newKey(t, tenant);
+      const personal = await createTenant(t.ctx, { mode: 'personal' });
+      for (let i = 0; i < LIMIT + 2; i += 1) {
+        const refused = await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: { authorization: bearer(key), 'x-service-key': personal.serverKey } });
+        expect(refused.statusCode).toBe(403);
+      }
+      const response = await asKey(key);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers.ratelimit).toBe(`"default";r=${LIMIT - 1};t=60`);
+    });
+  });
+
+  describe('failed authentications per address', () => {
+    const FAILURES = 5;
+    let t: TestApp;
+    let tenant: Tenant;
+    beforeAll(async () => {
+      t = await startTestApp(engine, { authFailureLimitPerMinute: FAILURES });
+      tenant = await createTenant(t.ctx);
+    });
+    afterAll(() => t.close());
+
+    const unknownKey = () => ({ authorization: bearer(generateKey('account')), 'x-service-key': tenant.serverKey });
+    const from = (remoteAddress: string, headers: Record<string, string>) =>
+      t.app.inject({ method: 'GET', url: '/v1/end-users', headers, remoteAddress });
+
+    it('answers 429 past the limit, yet lets a valid request from that address through and leaves other addresses alone', async () => {
+      for (let i = 0; i < FAILURES; i += 1) {
+        const failed = await from('203.0.113.7', unknownKey());
+        expect(failed.statusCode).toBe(401);
+        expect(failed.json().code).toBe('account_key_invalid');
+      }
+      const limited = await from('203.0.113.7', unknownKey());
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers['content-type']).toMatch(PROBLEM_JSON);
+      expect(limited.json().code).toBe('rate_limited');
+      expect(limited.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      expect((await from('203.0.113.7', { 'x-service-key': tenant.serverKey })).statusCode).toBe(429);
+
+      const valid = await from('203.0.113.7', keys(tenant));
+      expect(valid.statusCode).toBe(200);
+      const elsewhere = await from('198.51.100.9', unknownKey());
+      expect(elsewhere.statusCode).toBe(401);
+      expect(elsewhere.json().code).toBe('account_key_invalid');
+
+      t.clock.advance(61);
+      expect((await from('203.0.113.7', unknownKey())).statusCode).toBe(401);
+    });
+
+    it('does not count valid requests as failures', async () => {
+      for (let i = 0; i < FAILURES - 1; i += 1) expect((await from('192.0.2.44', unknownKey())).statusCode).toBe(401);
+      for (let i = 0; i < 10; i += 1) expect((await from('192.0.2.44', keys(tenant))).statusCode).toBe(200);
+      expect((await from('192.0.2.44', unknownKey())).statusCode).toBe(401);
+      expect((await from('192.0.2.44', unknownKey())).statusCode).toBe(429);
+    });
+  });
+
+  describe('browser exposure and lastUsedAt', () => {
+    let t: TestApp;
+    let tenant: Tenant;
+    beforeAll(async () => {
+      t = await startTestApp(engine);
+      tenant = await createTenant(t.ctx);
+    });
+    afterAll(() => t.close());
+
+    const fromBrowser = (headers: Record<string, string>) =>
+      t.app.inject({ method: 'GET', url: '/v1/end-users', headers: { ...headers, origin: 'https://evil.example' } });
+
+    it('refuses a live key sent with an Origin and records where it was seen, with an audit event', async () => {
+      const { keyId, key } = await newKey(t, tenant);
+      const response = await fromBrowser(keys({ accountKey: key, serverKey: tenant.serverKey }));
+      expect(response.statusCode).toBe(403);
+      expect(response.headers['content-type']).toMatch(PROBLEM_JSON);
+      expect(response.json().code).toBe('browser_access_forbidden');
+      expect(response.body).not.toContain(key);
+
+      const row = await keyRow(t, keyId);
+      expect({ origin: row.exposed_origin, at: row.exposed_at }).toEqual({ origin: 'https://evil.example', at: t.clock.now().toISOString() });
+      expect(row.last_used_at).toBeNull();
+      const events = await t.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'account_key.browser_exposure').where('target_id', '=', keyId).execute();
+      expect(events).toHaveLength(1);
+      expect(events[0]!.account_id).toBe(tenant.accountId);
+      expect(JSON.parse(events[0]!.detail)).toMatchObject({ origin: 'https://evil.example' });
+      expect(events[0]!.detail).not.toContain(key.slice(13));
+      // What the dashboard and `key list` show as "used from a browser at ORIGIN".
+      const listed = (await listAccountKeys(t.ctx, tenant.accountId)).find((k) => k.id === keyId);
+      expect(listed?.browserExposure).toEqual({ origin: 'https://evil.example', at: t.clock.now().toISOString() });
+    });
+
+    it('records the exposure from the Bearer value alone, without a server key', async () => {
+      const { keyId, key } = await newKey(t, tenant);
+      expect((await fromBrowser({ authorization: bearer(key) })).statusCode).toBe(403);
+      expect((await keyRow(t, keyId)).exposed_origin).toBe('https://evil.example');
+    });
+
+    it('records nothing for a revoked, expired, unknown or malformed key', async () => {
+      const revoked = await newKey(t, tenant);
+      await revokeAccountKey(t.ctx, revoked.keyId, CLI_ACTOR);
+      const expiring = await newKey(t, tenant, new Date(t.clock.now().getTime() + 60_000).toISOString());
+      t.clock.advance(61);
+      const before = await snapshotTables(t.ctx);
+      for (const key of [revoked.key, expiring.key, generateKey('account'), withBadChecksum(tenant.accountKey)]) {
+        const response = await fromBrowser(keys({ accountKey: key, serverKey: tenant.serverKey }));
+        expect(response.statusCode).toBe(403);
+        expect(response.json().code).toBe('browser_access_forbidden');
+      }
+      expect(await snapshotTables(t.ctx)).toEqual(before);
+    });
+
+    it('writes lastUsedAt on first use, not again within a minute, and again after', async () => {
+      const { keyId, key } = await newKey(t, tenant);
+      const use = async () => expect((await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: keys({ accountKey: key, serverKey: tenant.serverKey }) })).statusCode).toBe(200);
+      expect((await keyRow(t, keyId)).last_used_at).toBeNull();
+      const first = t.clock.now().toISOString();
+      await use();
+      expect((await keyRow(t, keyId)).last_used_at).toBe(first);
+      t.clock.advance(30);
+      await use();
+      expect((await keyRow(t, keyId)).last_used_at).toBe(first);
+      t.clock.advance(31);
+      await use();
+      expect((await keyRow(t, keyId)).last_used_at).toBe(t.clock.now().toISOString());
+    });
+  });
+});

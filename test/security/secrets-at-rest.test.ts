@@ -1,0 +1,83 @@
+/**
+ * After a full run, no key, credential value, client secret or form token may be found in plaintext in
+ * the database (the SQLite file and its write-ahead log, or every PostgreSQL row) or in the logs.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { enableProvider } from '../../src/services/providers.js';
+import { rotateServerKey } from '../../src/services/servers.js';
+import { ENGINES } from '../helpers/databases.js';
+import { connectStatic, formPath, openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';
+import { createTenant, keys, startTestApp, type TestApp } from '../helpers/test-app.js';
+
+const STATIC_SECRET = 'sk-proj-SECRETVALUEabcdefghijklmnopqrstu';
+const REPLACED_SECRET = 'sk-proj-REPLACEDVALUEabcdefghijklmnop';
+const CLIENT_SECRET = 'github-client-secret-DO-NOT-LEAK-42';
+
+describe.each(ENGINES)('secrets at rest on %s', (engine) => {
+  let t: TestApp;
+  const secrets: string[] = [STATIC_SECRET, REPLACED_SECRET, CLIENT_SECRET];
+
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+    const tenant = await createTenant(t.ctx, { providers: ['openai', 'anthropic'] });
+    await enableProvider(t.ctx, { serverId: tenant.serverId, slug: 'github', clientId: 'gh-client', clientSecret: CLIENT_SECRET, actor: CLI_ACTOR });
+    const rotated = await rotateServerKey(t.ctx, tenant.serverId, 3600, CLI_ACTOR);
+    secrets.push(tenant.accountKey, tenant.serverKey, rotated.serverKey);
+    const headers = keys(tenant);
+
+    await connectStatic(t.app, headers, { externalUserId: 'u_1', values: { apiKey: REPLACED_SECRET } });
+    await connectStatic(t.app, headers, { externalUserId: 'u_1', values: { apiKey: STATIC_SECRET } });
+    await connectStatic(t.app, headers, { provider: 'anthropic', externalUserId: 'u_2', values: { apiKey: 'sk-ant-ERASEDVALUEabcdefghijklmnop' } });
+    secrets.push('sk-ant-ERASEDVALUEabcdefghijklmnop');
+
+    // A form that is only opened, and one created with an Idempotency-Key: both tokens must stay unknown.
+    for (const extra of [{}, { 'idempotency-key': 'order-1' }]) {
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v1/credentials/static/openai/connect',
+        headers: { ...headers, ...extra },
+        payload: { externalUserId: 'u_3' },
+      });
+      const url = created.json().url as string;
+      secrets.push(formPath(url).slice('/connect/'.length));
+      const visit = await openHostedForm(t.app, url);
+      await postHostedForm(t.app, visit, { apiKey: 'bad' });
+    }
+
+    const read = await t.app.inject({ method: 'GET', url: '/v1/end-users/u_1', headers });
+    expect(read.json().credentials[0].values.apiKey).toBe(STATIC_SECRET);
+    await t.app.inject({ method: 'GET', url: '/v1/end-users', headers });
+    await t.app.inject({ method: 'DELETE', url: '/v1/end-users/u_2', headers });
+    // Failed authentications log too.
+    await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: { ...headers, origin: 'https://app.example' } });
+    await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: { authorization: `Bearer ${tenant.serverKey}`, 'x-service-key': tenant.accountKey } });
+  });
+  afterAll(() => t.close());
+
+  it('keeps them out of every stored row', async () => {
+    const rows = JSON.stringify(await snapshotTables(t.ctx));
+    for (const secret of secrets) expect(rows).not.toContain(secret);
+  });
+
+  // Only SQLite has a file of its own to read; on PostgreSQL the rows above are the whole store.
+  if (engine === 'sqlite') it('keeps them out of the SQLite file and its write-ahead log', () => {
+    const file = t.database.file!;
+    const bytes = [file, `${file}-wal`].filter(existsSync).map((path) => readFileSync(path));
+    expect(bytes.reduce((n, b) => n + b.length, 0)).toBeGreaterThan(0);
+    for (const content of bytes) {
+      const text = content.toString('latin1');
+      for (const secret of secrets) expect(text.includes(secret), `found ${secret.slice(0, 12)}… on disk`).toBe(false);
+    }
+    // The check can see plaintext when it is there: ids and labels are stored as they are.
+    expect(bytes.some((b) => b.toString('latin1').includes('backend'))).toBe(true);
+  });
+
+  it('keeps them out of the logs', () => {
+    expect(t.logs.length).toBeGreaterThan(10);
+    const logs = t.logs.join('\n');
+    for (const secret of secrets) expect(logs).not.toContain(secret);
+    expect(logs).not.toContain('u_1');
+  });
+});
