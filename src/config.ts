@@ -61,7 +61,7 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
   }
   const file = join(dirname(database.target), 'master.key');
   if (existsSync(file)) return decodeMasterKey(readFileSync(file, 'utf8'), file);
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   warnings.push(

@@ -21,6 +21,12 @@ export const REDACTED_PATHS = [
   '*.serverKey',
 ];
 
+/**
+ * Without a destination, lines go to stdout through a 4 KiB buffer: one write every few dozen lines
+ * instead of a synchronous write a line. `serve` flushes it every second and when it stops, so a
+ * quiet service's lines still appear promptly.
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino({ level, base: { service: 'keyward' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination);
+  const out = destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  return pino({ level, base: { service: 'keyward' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, out);
 }

@@ -6,6 +6,7 @@ import { openContext } from './runtime.js';
 import { sweepIdempotencyRecords } from './services/idempotency.js';
 
 const SWEEP_INTERVAL_MS = 10 * 60_000;
+const LOG_FLUSH_INTERVAL_MS = 1000;
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
@@ -22,6 +23,8 @@ export async function serve(config: Config): Promise<void> {
     sweepIdempotencyRecords(ctx).catch((error: Error) => logger.warn({ err: { message: error.message } }, 'idempotency sweep failed'));
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
+  const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
+  flush.unref();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -29,12 +32,15 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'stopping');
     clearInterval(sweep);
+    clearInterval(flush);
     await app.close();
     await ctx.store.close();
+    logger.flush();
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
 
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info({ address, publicUrl: config.publicUrl, database: ctx.store.engine }, 'Keyward is listening');
+  logger.flush();
 }

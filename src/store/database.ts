@@ -53,7 +53,7 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
 }
 
 function openSqlite(path: string): Kysely<Database> {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');

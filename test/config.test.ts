@@ -1,0 +1,56 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const key = randomBytes(32).toString('base64');
+
+function refusal(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('the configuration was accepted');
+}
+
+describe('configuration (CONTRACT 5)', () => {
+  it('has the documented defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keyward-config-'));
+    const config = loadConfig({ KEYWARD_DATABASE_URL: `sqlite:${dir}/keyward.db`, KEYWARD_MASTER_KEY: key });
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, publicUrl: 'http://localhost:4000', rateLimitPerMinute: 6000, logLevel: 'info' });
+    expect(config.authFailureLimitPerMinute).toBe(60);
+  });
+
+  it('makes the embedded master key once, mode 0600, beside the database', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keyward-config-'));
+    const env = { KEYWARD_DATABASE_URL: `sqlite:${dir}/keyward.db` };
+    const first = loadConfig(env);
+    expect(first.warnings.join(' ')).toContain('master key');
+    const file = join(dir, 'master.key');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(Buffer.from(readFileSync(file, 'utf8'), 'base64')).toEqual(first.masterKey);
+    const second = loadConfig(env);
+    expect(second.masterKey).toEqual(first.masterKey);
+    expect(second.warnings).toEqual([]);
+  });
+
+  it('stops on each bad value with one line naming the variable', () => {
+    const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key };
+    expect(refusal({ KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward' })).toMatch(/^KEYWARD_MASTER_KEY: .*required/);
+    expect(refusal({ ...base, KEYWARD_MASTER_KEY: 'c2hvcnQ=' })).toMatch(/^KEYWARD_MASTER_KEY: must be 32 bytes/);
+    expect(refusal({ ...base, KEYWARD_DATABASE_URL: 'mysql://u:hunter2@h/db' })).toMatch(/^KEYWARD_DATABASE_URL: /);
+    expect(refusal({ ...base, KEYWARD_DATABASE_URL: 'mysql://u:hunter2@h/db' })).not.toContain('hunter2');
+    expect(refusal({ ...base, KEYWARD_PORT: '70000' })).toMatch(/^KEYWARD_PORT: /);
+    expect(refusal({ ...base, KEYWARD_PORT: 'eighty' })).toMatch(/^KEYWARD_PORT: /);
+    expect(refusal({ ...base, KEYWARD_PUBLIC_URL: 'ftp://x' })).toMatch(/^KEYWARD_PUBLIC_URL: /);
+    expect(refusal({ ...base, KEYWARD_RATE_LIMIT_PER_MINUTE: '0' })).toMatch(/^KEYWARD_RATE_LIMIT_PER_MINUTE: /);
+    expect(refusal({ ...base, KEYWARD_LOG_LEVEL: 'loud' })).toMatch(/^KEYWARD_LOG_LEVEL: /);
+    for (const message of [refusal({ ...base, KEYWARD_PORT: 'x' }), refusal({ ...base, KEYWARD_LOG_LEVEL: 'x' })]) {
+      expect(message.split('\n')).toHaveLength(1);
+    }
+  });
+});

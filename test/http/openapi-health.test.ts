@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINES } from '../helpers/databases.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+
+describe.each(ENGINES)('/openapi.json and /healthz on %s', (engine) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+  });
+  afterAll(() => t.close());
+
+  it('generates the OpenAPI document from the route schemas', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    const doc = response.json();
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/credentials/static/{providerSlug}/connect',
+      '/v1/end-users',
+      '/v1/end-users/{externalUserId}',
+    ]);
+    expect(Object.keys(doc.paths['/v1/end-users/{externalUserId}']).sort()).toEqual(['delete', 'get']);
+    const connect = doc.paths['/v1/credentials/static/{providerSlug}/connect'].post;
+    // The body schema is the one the route validates with, unknown fields refused.
+    const body = connect.requestBody.content['application/json'].schema;
+    expect(body.additionalProperties).toBe(false);
+    expect(body.properties.externalUserId.maxLength).toBe(255);
+    expect(Object.keys(connect.responses)).toEqual(expect.arrayContaining(['201', '401', '422']));
+    expect(doc.components.securitySchemes.serverKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-service-key' });
+  });
+
+  it('answers /healthz after asking the database', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok', database: engine });
+  });
+});
