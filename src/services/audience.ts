@@ -152,14 +152,9 @@ function withSecrets(ctx: ServiceContext, row: CredentialRow): CredentialWithSec
 }
 
 export async function getMember(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<MemberView<CredentialWithSecrets>> {
-  const member = await ctx.store.db
-    .selectFrom('audience_members')
-    .select(['id', 'created_at', 'updated_at'])
-    .where('server_id', '=', serverId)
-    .where('external_user_id', '=', externalUserId)
-    .executeTakeFirst();
+  const [member] = await ctx.store.queries.memberByExternalId(serverId, externalUserId);
   if (!member) throw notFound(externalUserId);
-  const rows = await ctx.store.db.selectFrom('credentials').selectAll().where('member_id', '=', member.id).orderBy('provider').execute();
+  const rows = await ctx.store.queries.credentialsOfMember(member.id);
   return {
     externalUserId,
     createdAt: member.created_at,

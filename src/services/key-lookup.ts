@@ -9,21 +9,14 @@ import type { ServiceContext } from './context.js';
 
 const TOUCH_INTERVAL_MS = 60_000;
 
-export function findAccountKeyByDigest(ctx: ServiceContext, digest: string) {
-  return ctx.store.db
-    .selectFrom('account_keys')
-    .select(['id', 'account_id', 'hint', 'revoked_at', 'expires_at', 'last_used_at'])
-    .where('digest', '=', digest)
-    .executeTakeFirst();
+export async function findAccountKeyByDigest(ctx: ServiceContext, digest: string) {
+  const [row] = await ctx.store.queries.accountKeyByDigest(digest);
+  return row;
 }
 
-export function findServerKeyByDigest(ctx: ServiceContext, digest: string) {
-  return ctx.store.db
-    .selectFrom('server_keys')
-    .innerJoin('servers', 'servers.id', 'server_keys.server_id')
-    .select(['server_keys.id', 'server_keys.hint', 'server_keys.expires_at', 'servers.id as server_id', 'servers.account_id', 'servers.mode'])
-    .where('server_keys.digest', '=', digest)
-    .executeTakeFirst();
+export async function findServerKeyByDigest(ctx: ServiceContext, digest: string) {
+  const [row] = await ctx.store.queries.serverKeyByDigest(digest);
+  return row;
 }
 
 export async function touchAccountKey(ctx: ServiceContext, keyId: string, lastUsedAt: string | null, now: Date): Promise<void> {

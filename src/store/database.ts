@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
+import { hotQueries, type HotQueries } from './hot-queries.js';
 import type { Database } from './schema.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -20,6 +21,8 @@ export interface DatabaseLocation {
 export interface Store {
   engine: Engine;
   db: Kysely<Database>;
+  /** The per-request reads, compiled once. */
+  queries: HotQueries;
   close(): Promise<void>;
 }
 
@@ -74,5 +77,5 @@ function openPostgres(connectionString: string): Kysely<Database> {
 
 export function openStore(location: DatabaseLocation): Store {
   const db = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
-  return { engine: location.engine, db, close: () => db.destroy() };
+  return { engine: location.engine, db, queries: hotQueries(db), close: () => db.destroy() };
 }

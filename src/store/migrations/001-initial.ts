@@ -79,7 +79,9 @@ export function initialMigration(engine: Engine) {
         .createTable('audience_members')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('server_id', 'text', (c) => c.notNull().references('servers.id').onDelete('cascade'))
-        .addColumn('external_user_id', 'text', (c) => c.notNull())
+        // Compared and ordered by code point on both engines (SQLite's BINARY; PostgreSQL's "C"),
+        // so exact matching and the list's order do not depend on the server's locale.
+        .addColumn('external_user_id', 'text', (c) => (engine === 'postgres' ? c.notNull().modifyEnd(sql`collate "C"`) : c.notNull()))
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .addUniqueConstraint('audience_members_external_id', ['server_id', 'external_user_id'])
