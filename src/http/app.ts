@@ -1,5 +1,5 @@
 /** buildApp: plugins, routes and the one error handler. No listening, no globals: tests build their own. */
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
@@ -38,7 +38,8 @@ export async function buildApp(options: AppOptions) {
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomBytes(12).toString('hex')}`;
+      // randomUUID draws from a cached pool of random bytes: cheaper per request than randomBytes.
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -31,7 +31,7 @@ export const STEPS: Record<number, { status: number; code: string }> = {
 };
 export const GUARD_CODES = new Set(Object.values(STEPS).map((s) => s.code));
 const INVALID_TOKEN_STEPS = new Set([4, 5, 8, 9, 10]);
-export const GENERATED_REQUEST_ID = /^req_[0-9a-f]{24}$/;
+export const GENERATED_REQUEST_ID = /^req_[0-9a-f]{32}$/;
 
 export interface MatrixRoute {
   name: string;
