@@ -14,6 +14,7 @@ export interface Config {
   database: DatabaseLocation;
   host: string;
   port: number;
+  /** Empty only when KEYWARD_PORT is 0 and no KEYWARD_PUBLIC_URL was given (see serve). */
   publicUrl: string;
   masterKey: Buffer;
   rateLimitPerMinute: number;
@@ -71,6 +72,18 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
   return decodeMasterKey(readFileSync(file, 'utf8'), file);
 }
 
+function checkPublicUrl(publicUrl: string): void {
+  let protocol = '';
+  try {
+    protocol = new URL(publicUrl).protocol;
+  } catch {
+    // Reported below with the other unusable values.
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new ConfigError('KEYWARD_PUBLIC_URL', `must be an http(s) URL, got "${publicUrl}"`);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const warnings: string[] = [];
   const databaseUrl = env.KEYWARD_DATABASE_URL || DEFAULT_DATABASE_URL;
@@ -80,13 +93,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const host = env.KEYWARD_HOST || '127.0.0.1';
   const port = env.KEYWARD_PORT === '0' ? 0 : positiveInteger(env, 'KEYWARD_PORT', 4000, 65535);
-  const publicUrl = (env.KEYWARD_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
-  try {
-    const parsed = new URL(publicUrl);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
-  } catch {
-    throw new ConfigError('KEYWARD_PUBLIC_URL', `must be an http(s) URL, got "${publicUrl}"`);
-  }
+  // With port 0 the real port is known only once listening; serve fills the default in then.
+  const publicUrl = (env.KEYWARD_PUBLIC_URL || (port === 0 ? '' : `http://localhost:${port}`)).replace(/\/+$/, '');
+  if (publicUrl) checkPublicUrl(publicUrl);
   const logLevel = env.KEYWARD_LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('KEYWARD_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);

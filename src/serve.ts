@@ -41,6 +41,7 @@ export async function serve(config: Config): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
 
   const address = await app.listen({ host: config.host, port: config.port });
-  logger.info({ address, publicUrl: config.publicUrl, database: ctx.store.engine }, 'Keyward is listening');
+  if (!ctx.publicUrl) ctx.publicUrl = `http://localhost:${new URL(address).port}`;
+  logger.info({ address, publicUrl: ctx.publicUrl, database: ctx.store.engine }, 'Keyward is listening');
   logger.flush();
 }

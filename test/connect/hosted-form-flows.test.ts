@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomStaticProvider, parseFieldSpec } from '../../src/services/providers.js';
 import { allowRedirectUri } from '../../src/services/servers.js';
+import { completeForm, openForm } from '../../src/services/static-forms.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, fieldMessage, inputValue, readEndUser, requestForm } from '../helpers/form-session.js';
 import { openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';
@@ -131,6 +132,20 @@ describe.each(ENGINES)('hosted form flows on %s', (engine) => {
       expect(await credentialRows(t, tenant.serverId, externalUserId)).toHaveLength(1);
       expect((await readEndUser(t.app, h, externalUserId)).body.credentials[0]?.values).toEqual({ apiKey: winner });
     }
+  });
+
+  it('two submissions that both found the form open still complete it once (the guarded update decides)', async () => {
+    // Over HTTP, SQLite's single connection often serialises the two requests entirely; opening the form
+    // twice before either completes reproduces the interleaving on both engines.
+    const form = await createForm(t.app, h, { externalUserId: 'u_race_service' });
+    const token = new URL(form.url).pathname.split('/').pop()!;
+    const [first, second] = await Promise.all([openForm(t.ctx, token), openForm(t.ctx, token)]);
+    if (first.state !== 'open' || second.state !== 'open') throw new Error('the form should be open');
+    const results = await Promise.all([completeForm(t.ctx, first, { apiKey: KEY_A }), completeForm(t.ctx, second, { apiKey: KEY_B })]);
+    expect(results.map((r) => r.completed).sort()).toEqual([false, true]);
+    const winner = results[0]!.completed ? KEY_A : KEY_B;
+    expect(await credentialRows(t, tenant.serverId, 'u_race_service')).toHaveLength(1);
+    expect((await readEndUser(t.app, h, 'u_race_service')).body.credentials[0]?.values).toEqual({ apiKey: winner });
   });
 
   it('a custom static provider works through the form, optional fields included', async () => {
