@@ -3,5 +3,4 @@ import Fastify from 'fastify';
 
 const app = Fastify();
 app.get('/hello', async () => ({ hello: 'world' }));
-const address = await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
-process.stdout.write(`${JSON.stringify({ address })}\n`);
+await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 4001) });

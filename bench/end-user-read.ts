@@ -8,7 +8,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -47,24 +48,35 @@ async function seed(env: Record<string, string>) {
   return { accountKey: key, serverKey };
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /**
- * Starts a server process whose output goes to a file, as a service's log would, and resolves with
- * the address it logged. (Reading its output through a pipe here would make the two processes wait
- * on each other and measure the pipe.)
+ * Starts a server process on a free port, its output going to a file as a service's log would
+ * (reading it through a pipe here would make the two processes wait on each other), and resolves
+ * once `readyPath` answers 200.
  */
-async function start(command: string[], env: Record<string, string>, logFile: string): Promise<{ child: ChildProcess; address: string }> {
+async function start(command: string[], env: Record<string, string>, logFile: string, readyPath: string) {
+  const port = await freePort();
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
+  const child = spawn(process.execPath, command, { env: { ...process.env, ...env, PORT: String(port), KEYWARD_PORT: String(port) }, stdio: ['ignore', log, 'inherit'] });
   closeSync(log);
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  for (let waited = 0; waited < 30_000 && !exited; waited += 100) {
-    const address = /"address":"([^"]+)"/.exec(readFileSync(logFile, 'utf8'))?.[1];
-    if (address) return { child, address };
+  const address = `http://127.0.0.1:${port}`;
+  for (let waited = 0; waited < 30_000 && child.exitCode === null; waited += 100) {
+    const ready = await fetch(address + readyPath).then((r) => r.ok, () => false);
+    if (ready) return { child, address };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   child.kill('SIGKILL');
-  throw new Error(`${command.join(' ')} did not start`);
+  throw new Error(`${command.join(' ')} did not start; see ${logFile}`);
 }
 
 async function load(url: string, headers: Record<string, string>, seconds: number) {
@@ -77,7 +89,6 @@ const dir = mkdtempSync(join(tmpdir(), 'keyward-bench-'));
 const env = {
   KEYWARD_DATABASE_URL: `sqlite:${join(dir, 'keyward.db')}`,
   KEYWARD_MASTER_KEY: randomBytes(32).toString('base64'),
-  KEYWARD_PORT: '0',
   KEYWARD_LOG_LEVEL: LOG_LEVEL,
   // The benchmark sends far more than the default 6,000 requests a minute on one key.
   KEYWARD_RATE_LIMIT_PER_MINUTE: '10000000',
@@ -85,8 +96,8 @@ const env = {
 const { accountKey, serverKey } = await seed(env);
 // BENCH_PROFILE_DIR=… writes a V8 CPU profile of Keyward's process there, to see where the time goes.
 const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-const keyward = await start([...profile, 'bin/keyward.js', 'serve'], env, join(dir, 'keyward.log'));
-const bare = await start(['--import', 'tsx', 'bench/bare-server.ts'], {}, join(dir, 'bare.log'));
+const keyward = await start([...profile, 'bin/keyward.js', 'serve'], env, join(dir, 'keyward.log'), '/healthz');
+const bare = await start(['--import', 'tsx', 'bench/bare-server.ts'], {}, join(dir, 'bare.log'), '/hello');
 
 try {
   const keywardUrl = `${keyward.address}/v1/end-users/auth0%7Cbench-user`;

@@ -52,7 +52,12 @@ export class Problem extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, detail: string, options: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+    // A Problem is an answer, not a fault: no stack trace is needed, and capturing one is the most
+    // expensive part of refusing a request.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'Problem';
     this.code = code;
     this.status = ERRORS[code].status;

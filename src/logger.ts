@@ -1,8 +1,9 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 /**
- * Fields that must never reach a log line, wherever they appear. The service does not log them in the
- * first place; this is the second line of defence.
+ * Headers that must never reach a log line. The service does not log requests' headers or bodies in
+ * the first place; this is the second line of defence. (Exact paths only: pino's wildcard paths cost
+ * more per line than the rest of the line together.)
  */
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -11,14 +12,6 @@ export const REDACTED_PATHS = [
   'headers.authorization',
   'headers["x-service-key"]',
   'headers.cookie',
-  '*.password',
-  '*.clientSecret',
-  '*.client_secret',
-  '*.accessToken',
-  '*.refreshToken',
-  '*.values',
-  '*.key',
-  '*.serverKey',
 ];
 
 /**
