@@ -5,9 +5,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { hotQueries, type HotQueries } from './hot-queries.js';
+import type { QueryRunner } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -55,7 +56,14 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
   };
 }
 
-function openSqlite(path: string): Kysely<Database> {
+interface Opened {
+  db: Kysely<Database>;
+  /** Where the per-request reads run (see hot-queries.ts). */
+  readRunner: QueryRunner;
+  close(): Promise<void>;
+}
+
+function openSqlite(path: string): Opened {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
@@ -65,17 +73,35 @@ function openSqlite(path: string): Kysely<Database> {
   database.pragma('busy_timeout = 5000');
   // Erased secrets are overwritten on disk, not left in free pages.
   database.pragma('secure_delete = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+
+  // Kysely runs everything on the one connection above, one query or transaction at a time. In WAL
+  // mode a second, read-only connection reads the last committed state while a write is under way;
+  // its statements run synchronously, without Kysely's queue.
+  const reader = new BetterSqlite3(path, { readonly: true });
+  reader.pragma('busy_timeout = 5000');
+  const readStatements = withStatementCache(reader);
+  const readRunner: QueryRunner = async (sqlText, parameters) => readStatements.prepare(sqlText).all(parameters) as unknown[];
+  return {
+    db,
+    readRunner,
+    close: async () => {
+      reader.close();
+      await db.destroy();
+    },
+  };
 }
 
-function openPostgres(connectionString: string): Kysely<Database> {
+function openPostgres(connectionString: string): Opened {
   const pool = new pg.Pool({ connectionString, max: 10 });
   // An idle client that loses its connection must not take the process down.
   pool.on('error', () => undefined);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const readRunner: QueryRunner = async (sqlText, parameters) => (await db.executeQuery(CompiledQuery.raw(sqlText, [...parameters]))).rows;
+  return { db, readRunner, close: () => db.destroy() };
 }
 
 export function openStore(location: DatabaseLocation): Store {
-  const db = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
-  return { engine: location.engine, db, queries: hotQueries(db), close: () => db.destroy() };
+  const { db, readRunner, close } = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
+  return { engine: location.engine, db, queries: hotQueries(db, readRunner), close };
 }

@@ -1,4 +1,7 @@
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import type { Compilable } from 'kysely';
+
+/** Runs one compiled SQL text with its parameters and gives back the rows. */
+export type QueryRunner = (sqlText: string, parameters: readonly unknown[]) => Promise<unknown[]>;
 
 /**
  * A query built and compiled once, then run with new parameters. Kysely builds and compiles a query
@@ -7,16 +10,15 @@ import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
  * its place, so the order in which the builder uses them does not matter.
  */
 export function preparedQuery<Row, Args extends string[]>(
-  db: Kysely<any>,
+  run: QueryRunner,
   arity: Args['length'],
   build: (...args: Args) => Compilable<Row>,
 ): (...args: Args) => Promise<Row[]> {
   const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`) as Args;
   const compiled = build(...standIns).compile();
   const slots = compiled.parameters.map((value) => standIns.indexOf(value as string));
-  return async (...args: Args) => {
+  return (...args: Args) => {
     const parameters = compiled.parameters.map((value, i) => (slots[i]! >= 0 ? args[slots[i]!] : value));
-    const result = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
-    return result.rows;
+    return run(compiled.sql, parameters) as Promise<Row[]>;
   };
 }
