@@ -1,8 +1,8 @@
 /** POST /v1/credentials/static/{providerSlug}/connect: a hosted form URL for one end user (CONTRACT 2.4). */
 import { Type } from '@sinclair/typebox';
-import type { ServiceContext } from '../services/context.js';
+import type { Db, ServiceContext } from '../services/context.js';
 import { requestHash, runIdempotent } from '../services/idempotency.js';
-import { createFormSession } from '../services/static-forms.js';
+import { createFormSession, type FormSessionCreated } from '../services/static-forms.js';
 import { ExternalUserId, GUARD_STATUSES, IdempotencyHeaders, ProviderSlug, RedirectUri, Timestamp, problemResponses } from './schemas.js';
 import { authOf, type ApiInstance } from './types.js';
 
@@ -43,21 +43,15 @@ export function registerConnectStatic(app: ApiInstance, ctx: ServiceContext) {
     },
     async (request, reply) => {
       const { serverId } = authOf(request);
-      const body = request.body;
-      const run = (db: Parameters<typeof createFormSession>[1]) =>
-        createFormSession(ctx, db, {
-          serverId,
-          slug: request.params.providerSlug,
-          externalUserId: body.externalUserId,
-          redirectUri: body.redirectUri,
-          expiresIn: body.expiresIn ?? 1800,
-        }).then((created) => ({ statusCode: 201, body: created }));
+      const { providerSlug } = request.params;
+      const { externalUserId, redirectUri, expiresIn = 1800 } = request.body;
+      const create = (db: Db) => createFormSession(ctx, db, { serverId, slug: providerSlug, externalUserId, redirectUri, expiresIn });
       const key = request.headers['idempotency-key'];
-      if (key === undefined) return reply.code(201).send(await run(ctx.store.db).then((r) => r.body));
-      const hash = requestHash(`POST static-connect ${request.params.providerSlug}`, body);
-      const result = await runIdempotent(ctx, { serverId, key, hash }, run);
+      if (key === undefined) return reply.code(201).send(await create(ctx.store.db));
+      const hash = requestHash(`POST static-connect ${providerSlug}`, request.body);
+      const result = await runIdempotent(ctx, { serverId, key, hash }, async (db) => ({ statusCode: 201, body: await create(db) }));
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(201).send(result.body as typeof Created.static);
+      return reply.code(201).send(result.body as FormSessionCreated);
     },
   );
 }
