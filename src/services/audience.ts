@@ -3,7 +3,7 @@ import { iso } from '../clock.js';
 import { Problem } from '../errors.js';
 import type { CredentialRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
-import type { Actor, ServiceContext } from './context.js';
+import type { Actor, Db, ServiceContext } from './context.js';
 import { openCredentialSecret } from './credentials.js';
 
 export interface CredentialSummary {
@@ -65,13 +65,19 @@ function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
   throw invalid;
 }
 
-export async function listMembers(
-  ctx: ServiceContext,
-  serverId: string,
-  query: { limit: number; cursor?: string; provider?: string; prefix?: string },
-): Promise<MemberPage> {
-  const after = query.cursor === undefined ? null : decodeCursor(ctx, query.cursor);
-  let select = ctx.store.db
+export interface PageQuery {
+  limit: number;
+  cursor?: string;
+  provider?: string;
+  prefix?: string;
+}
+
+/**
+ * One page of members after a position: an index range scan on (server, createdAt, externalUserId)
+ * with no sort, so a page costs the same at any depth; the filters are checked row by row on it.
+ */
+export function memberPageQuery(db: Db, serverId: string, query: PageQuery, after: [string, string] | null) {
+  let select = db
     .selectFrom('audience_members as m')
     .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at'])
     .where('m.server_id', '=', serverId);
@@ -95,7 +101,12 @@ export async function listMembers(
       ),
     );
   }
-  const rows = await select.orderBy('m.created_at').orderBy('m.external_user_id').limit(query.limit + 1).execute();
+  return select.orderBy('m.created_at').orderBy('m.external_user_id').limit(query.limit + 1);
+}
+
+export async function listMembers(ctx: ServiceContext, serverId: string, query: PageQuery): Promise<MemberPage> {
+  const after = query.cursor === undefined ? null : decodeCursor(ctx, query.cursor);
+  const rows = await memberPageQuery(ctx.store.db, serverId, query, after).execute();
   const page = rows.slice(0, query.limit);
   const credentials = page.length
     ? await ctx.store.db
