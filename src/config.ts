@@ -19,6 +19,8 @@ export interface Config {
   masterKey: Buffer;
   rateLimitPerMinute: number;
   authFailureLimitPerMinute: number;
+  /** Which proxies' X-Forwarded-For to believe for the client address (Fastify's trustProxy). */
+  trustProxy: boolean | string[];
   logLevel: string;
   /** Said once at start-up, after the logger exists (for example: a master key was just made). */
   warnings: string[];
@@ -40,6 +42,21 @@ function positiveInteger(env: Env, name: string, fallback: number, max: number):
     throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/**
+ * `true` (trust every hop) or a comma-separated list of proxy addresses / CIDRs. Unset,
+ * the socket's address is the client's: behind a proxy, every client would then share one
+ * failed-authentication budget.
+ */
+function parseTrustProxy(raw: string | undefined): boolean | string[] {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  const addresses = raw.split(',').map((a) => a.trim());
+  if (addresses.some((a) => !/^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(a))) {
+    throw new ConfigError('KEYWARD_TRUST_PROXY', `must be true, false or a comma-separated list of proxy addresses, got "${raw}"`);
+  }
+  return addresses;
 }
 
 function decodeMasterKey(value: string, origin: string): Buffer {
@@ -108,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey: loadMasterKey(env, database, warnings),
     rateLimitPerMinute: positiveInteger(env, 'KEYWARD_RATE_LIMIT_PER_MINUTE', 6000, 10_000_000),
     authFailureLimitPerMinute: positiveInteger(env, 'KEYWARD_AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 10_000_000),
+    trustProxy: parseTrustProxy(env.KEYWARD_TRUST_PROXY),
     logLevel,
     warnings,
   };

@@ -18,6 +18,7 @@ export async function serve(config: Config): Promise<void> {
     logger,
     rateLimitPerMinute: config.rateLimitPerMinute,
     authFailureLimitPerMinute: config.authFailureLimitPerMinute,
+    trustProxy: config.trustProxy,
   });
   const sweep = setInterval(() => {
     sweepIdempotencyRecords(ctx).catch((error: Error) => logger.warn({ err: { message: error.message } }, 'idempotency sweep failed'));

@@ -23,6 +23,7 @@ describe('configuration (CONTRACT 5)', () => {
     const config = loadConfig({ KEYWARD_DATABASE_URL: `sqlite:${dir}/keyward.db`, KEYWARD_MASTER_KEY: key });
     expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, publicUrl: 'http://localhost:4000', rateLimitPerMinute: 6000, logLevel: 'info' });
     expect(config.authFailureLimitPerMinute).toBe(60);
+    expect(config.trustProxy).toBe(false);
   });
 
   it('makes the embedded master key once, mode 0600, beside the database', () => {
@@ -38,6 +39,12 @@ describe('configuration (CONTRACT 5)', () => {
     expect(second.warnings).toEqual([]);
   });
 
+  it('reads which proxies to trust for the client address', () => {
+    const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key };
+    expect(loadConfig({ ...base, KEYWARD_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ ...base, KEYWARD_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+  });
+
   it('stops on each bad value with one line naming the variable', () => {
     const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key };
     expect(refusal({ KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward' })).toMatch(/^KEYWARD_MASTER_KEY: .*required/);
@@ -49,6 +56,7 @@ describe('configuration (CONTRACT 5)', () => {
     expect(refusal({ ...base, KEYWARD_PUBLIC_URL: 'ftp://x' })).toMatch(/^KEYWARD_PUBLIC_URL: /);
     expect(refusal({ ...base, KEYWARD_RATE_LIMIT_PER_MINUTE: '0' })).toMatch(/^KEYWARD_RATE_LIMIT_PER_MINUTE: /);
     expect(refusal({ ...base, KEYWARD_LOG_LEVEL: 'loud' })).toMatch(/^KEYWARD_LOG_LEVEL: /);
+    expect(refusal({ ...base, KEYWARD_TRUST_PROXY: 'the load balancer' })).toMatch(/^KEYWARD_TRUST_PROXY: /);
     for (const message of [refusal({ ...base, KEYWARD_PORT: 'x' }), refusal({ ...base, KEYWARD_LOG_LEVEL: 'x' })]) {
       expect(message.split('\n')).toHaveLength(1);
     }

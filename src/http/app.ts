@@ -21,6 +21,7 @@ export interface AppOptions {
   logger: FastifyBaseLogger;
   rateLimitPerMinute: number;
   authFailureLimitPerMinute: number;
+  trustProxy?: boolean | string[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -31,6 +32,7 @@ export async function buildApp(options: AppOptions) {
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: BODY_LIMIT,
+    trustProxy: options.trustProxy ?? false,
     // An externalUserId of 255 characters, each up to 12 characters once percent-encoded.
     routerOptions: { maxParamLength: 4096 },
     // Fastify's own two lines a request are replaced by the one written in onResponse below.
