@@ -132,6 +132,30 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
     });
   });
 
+  describe('failed authentications per address behind a trusted proxy', () => {
+    let t: TestApp;
+    let tenant: Tenant;
+    beforeAll(async () => {
+      t = await startTestApp(engine, { authFailureLimitPerMinute: 2, trustProxy: ['127.0.0.1'] });
+      tenant = await createTenant(t.ctx);
+    });
+    afterAll(() => t.close());
+
+    const viaProxy = (client: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: '/v1/end-users',
+        remoteAddress: '127.0.0.1',
+        headers: { authorization: bearer(generateKey('account')), 'x-service-key': tenant.serverKey, 'x-forwarded-for': client },
+      });
+
+    it('counts each client named by X-Forwarded-For, not the proxy', async () => {
+      for (let i = 0; i < 2; i += 1) expect((await viaProxy('203.0.113.50')).statusCode).toBe(401);
+      expect((await viaProxy('203.0.113.50')).statusCode).toBe(429);
+      expect((await viaProxy('198.51.100.60')).statusCode).toBe(401);
+    });
+  });
+
   describe('browser exposure and lastUsedAt', () => {
     let t: TestApp;
     let tenant: Tenant;

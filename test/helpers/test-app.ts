@@ -49,6 +49,7 @@ export interface TestAppOptions {
   publicUrl?: string;
   /** Move time with the clock (default) or use the real one. */
   realClock?: boolean;
+  trustProxy?: boolean | string[];
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -76,6 +77,7 @@ export async function startTestApp(engine: Engine, options: TestAppOptions = {})
     rateLimitPerMinute: options.rateLimitPerMinute ?? 6000,
     // The suites send many failing requests from one address on purpose.
     authFailureLimitPerMinute: options.authFailureLimitPerMinute ?? 1_000_000,
+    trustProxy: options.trustProxy,
   });
   await app.ready();
   return {
