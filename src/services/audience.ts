@@ -238,8 +238,8 @@ export async function revokeMember(
 }
 
 /**
- * Static credentials have nothing to revoke at the provider. OAuth credentials cannot be stored yet:
- * the OAuth flows, and RFC 7009 revocation with them, are the next piece of work (issue 3).
+ * Static credentials have nothing to revoke at the provider. No route stores an OAuth credential yet:
+ * the OAuth flows, and RFC 7009 revocation at the provider with them, are still to be built.
  */
 function revokeAtProvider(row: CredentialRow): ProviderRevocation {
   if (row.type === 'static') return 'not_supported';

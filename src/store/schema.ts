@@ -85,7 +85,7 @@ export interface CredentialsTable {
   connected_at: string;
   updated_at: string;
   refreshed_at: string | null;
-  /** OAuth refresh lease: who may refresh until when (used from the OAuth issue on). */
+  /** OAuth refresh lease: until when one reader holds the right to refresh (for the OAuth flows to come). */
   refresh_lease_until: string | null;
 }
 
