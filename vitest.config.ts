@@ -8,6 +8,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
     maxWorkers: 2,
   },
 });
