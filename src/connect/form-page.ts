@@ -28,7 +28,7 @@ ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
     `Connect ${provider.name}`,
     html`<h1>Connect ${provider.name}</h1>
 <p>Enter your ${provider.name} credentials. They are encrypted and shared only with the app that sent you here.</p>
-${hasErrors ? html`<p class="error" role="alert">Some values need attention; see below.</p>` : ''}
+${hasErrors ? html`<p class="error summary" role="alert">Some values need attention; see below.</p>` : ''}
 <form method="post" novalidate>
 <input type="hidden" name="csrf" value="${state.csrf}">
 ${fields}

@@ -39,6 +39,7 @@ export function page(title: string, body: SafeHtml): string {
 <meta name="robots" content="noindex">
 <title>${title} · Keyward</title>
 <link rel="stylesheet" href="/assets/keyward.css">
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <main class="card">

@@ -1,10 +1,16 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
-/** The hosted pages' one stylesheet, served from 'self' so the CSP needs no inline styles. */
+/** The hosted pages' stylesheet and icon, served from 'self' so the CSP needs nothing inline. */
 export function registerAssets(app: FastifyInstance) {
-  const css = readFileSync(new URL('../assets/keyward.css', import.meta.url));
-  app.get('/assets/keyward.css', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').send(css),
-  );
+  const assets = [
+    { path: '/assets/keyward.css', file: 'keyward.css', type: 'text/css; charset=utf-8' },
+    { path: '/assets/favicon.svg', file: 'favicon.svg', type: 'image/svg+xml' },
+  ];
+  for (const asset of assets) {
+    const body = readFileSync(new URL(`../assets/${asset.file}`, import.meta.url));
+    app.get(asset.path, { schema: { hide: true } }, async (_request, reply) =>
+      reply.type(asset.type).header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').send(body),
+    );
+  }
 }
