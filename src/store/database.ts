@@ -5,7 +5,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+} from 'kysely';
 import pg from 'pg';
 import { hotQueries, type HotQueries } from './hot-queries.js';
 import type { QueryRunner } from './prepared.js';
@@ -63,6 +72,29 @@ interface Opened {
   close(): Promise<void>;
 }
 
+/**
+ * Kysely begins SQLite transactions DEFERRED: the write lock is taken at the first write. When
+ * another process (the CLI beside a running service) commits between a transaction's first read and
+ * its first write, SQLite can only fail that transaction at once (SQLITE_BUSY, "database is locked");
+ * busy_timeout cannot help. BEGIN IMMEDIATE takes the write lock first and waits its turn instead.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver() {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
 function openSqlite(path: string): Opened {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const database = new BetterSqlite3(path);
@@ -73,7 +105,7 @@ function openSqlite(path: string): Opened {
   database.pragma('busy_timeout = 5000');
   // Erased secrets are overwritten on disk, not left in free pages.
   database.pragma('secure_delete = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) });
 
   // Kysely runs everything on the one connection above, one query or transaction at a time. In WAL
   // mode a second, read-only connection reads the last committed state while a write is under way;
