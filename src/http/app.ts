@@ -40,8 +40,10 @@ export async function buildApp(options: AppOptions) {
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
+      // A key pasted into the wrong header would otherwise be echoed back and logged.
+      const usable = typeof given === 'string' && REQUEST_ID.test(given) && !/service_(acct|srv)_/.test(given);
       // randomUUID draws from a cached pool of random bytes: cheaper per request than randomBytes.
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+      return usable ? given : `req_${randomUUID().replaceAll('-', '')}`;
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

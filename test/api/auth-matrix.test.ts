@@ -118,6 +118,14 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
       expect(response.json().requestId).toBe(response.headers['x-request-id']);
     });
 
+    it('never echoes a key sent as the request id', async () => {
+      const key = await f.freshAccountKey();
+      const response = await t.app.inject({ method: 'GET', url: route.path, headers: { 'x-request-id': key } });
+      expect(response.headers['x-request-id']).toMatch(GENERATED_REQUEST_ID);
+      expect(JSON.stringify(response.headers) + response.body).not.toContain(key);
+      expect(t.logs.join('\n')).not.toContain(key);
+    });
+
     it('gives every request its own id', async () => {
       const ids = new Set<unknown>();
       for (let i = 0; i < 5; i += 1) ids.add((await t.app.inject({ method: 'GET', url: '/v1/end-users' })).headers['x-request-id']);
