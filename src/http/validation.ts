@@ -21,7 +21,8 @@ function describe(error: ErrorObject): { suffix: string; message: string } {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties':
-      return { suffix: `/${String(params.additionalProperty)}`, message: 'is not a known field' };
+      // The name is the client's own text: a key pasted as a field name must not come back.
+      return { suffix: `/${String(params.additionalProperty).replace(/service_(acct|srv)_\w*/g, '[redacted]')}`, message: 'is not a known field' };
     case 'required':
       return { suffix: `/${String(params.missingProperty)}`, message: 'is required' };
     case 'pattern':

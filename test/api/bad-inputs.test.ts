@@ -181,6 +181,13 @@ describe.each(ENGINES)('bad inputs on %s', (engine) => {
       await refusedBody({ externalUserId: 'u1', [field]: 'x' }, 400, 'validation_failed', `/body/${field}`);
     });
 
+    it('does not echo a key sent as a field name', async () => {
+      const response = await connect({ externalUserId: 'u1', [tenant.accountKey]: 'x' });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().errors[0].path).toBe('/body/[redacted]');
+      expect(response.body).not.toContain(tenant.accountKey.slice('service_acct_'.length));
+    });
+
     it.each([
       ['externalUserId', 123],
       ['externalUserId', true],
