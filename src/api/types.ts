@@ -1,8 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyBaseLogger, RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { AuthContext } from '../auth/guard.js';
 import { Problem } from '../errors.js';
-import type { FastifyRequest } from 'fastify';
 
 export type ApiInstance = FastifyInstance<
   RawServerDefault,

@@ -10,7 +10,7 @@ import { allowRedirectUri } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const CONNECT = '/v1/credentials/static/openai/connect';
 const ALLOWED = 'https://app.example.test/keyward/done';
@@ -19,14 +19,10 @@ const API_KEY = 'sk-proj-abcdefghijklmnopqrstuvwxyz';
 const path = (id: string) => `/v1/end-users/${encodeURIComponent(id)}`;
 
 describe.each(ENGINES)('bad inputs on %s', (engine) => {
-  let t: TestApp;
-  let tenant: Tenant;
-  let h: Record<string, string>;
+  let t: TestApp, tenant: Tenant, h: Record<string, string>;
 
   beforeAll(async () => {
-    t = await startTestApp(engine);
-    tenant = await createTenant(t.ctx);
-    h = keys(tenant);
+    ({ t, tenant, headers: h } = await startWithTenant(engine));
     await allowRedirectUri(t.ctx, tenant.serverId, ALLOWED);
     for (const externalUserId of ['auth0|a/b', 'caf\u00e9', '\u{1F600}'.repeat(255)]) {
       await connectStatic(t.app, h, { externalUserId, values: { apiKey: API_KEY } });

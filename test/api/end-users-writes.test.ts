@@ -8,19 +8,15 @@ import { ENGINES } from '../helpers/databases.js';
 import { createForm, readEndUser, requestForm } from '../helpers/form-session.js';
 import { connectStatic, formPath, snapshotTables } from '../helpers/hosted-form.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { createTenant, keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const openaiKey = (tag: string) => `sk-proj-${tag}-openaiopenaiopenaiopenai`;
 const anthropicKey = (tag: string) => `sk-ant-${tag}-anthropicanthropicanthropic`;
 
 describe.each(ENGINES)('revoking and replacing credentials on %s', (engine) => {
-  let t: TestApp;
-  let a: Tenant;
-  let b: Tenant;
-
+  let t: TestApp, a: Tenant, b: Tenant;
   beforeAll(async () => {
-    t = await startTestApp(engine);
-    a = await createTenant(t.ctx, { providers: ['openai', 'anthropic'] });
+    ({ t, tenant: a } = await startWithTenant(engine, {}, { providers: ['openai', 'anthropic'] }));
     b = await createTenant(t.ctx);
   });
   afterAll(() => t.close());
@@ -145,13 +141,9 @@ describe.each(ENGINES)('revoking and replacing credentials on %s', (engine) => {
 });
 
 describe.each(ENGINES)('Idempotency-Key on POST /v1/credentials/static/{slug}/connect on %s', (engine) => {
-  let t: TestApp;
-  let a: Tenant;
-  let b: Tenant;
-
+  let t: TestApp, a: Tenant, b: Tenant;
   beforeAll(async () => {
-    t = await startTestApp(engine);
-    a = await createTenant(t.ctx, { providers: ['openai', 'anthropic'] });
+    ({ t, tenant: a } = await startWithTenant(engine, {}, { providers: ['openai', 'anthropic'] }));
     b = await createTenant(t.ctx);
   });
   afterAll(() => t.close());

@@ -6,7 +6,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { bearer, withBadChecksum } from '../helpers/auth-matrix.js';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { createTenant, keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const PROBLEM_JSON = /^application\/problem\+json(;|$)/;
 
@@ -21,11 +21,9 @@ function keyRow(t: TestApp, keyId: string) {
 describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
   describe('per account key', () => {
     const LIMIT = 3;
-    let t: TestApp;
-    let tenant: Tenant;
+    let t: TestApp, tenant: Tenant;
     beforeAll(async () => {
-      t = await startTestApp(engine, { rateLimitPerMinute: LIMIT });
-      tenant = await createTenant(t.ctx);
+      ({ t, tenant } = await startWithTenant(engine, { rateLimitPerMinute: LIMIT }));
     });
     afterAll(() => t.close());
 
@@ -89,11 +87,9 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
 
   describe('failed authentications per address', () => {
     const FAILURES = 5;
-    let t: TestApp;
-    let tenant: Tenant;
+    let t: TestApp, tenant: Tenant;
     beforeAll(async () => {
-      t = await startTestApp(engine, { authFailureLimitPerMinute: FAILURES });
-      tenant = await createTenant(t.ctx);
+      ({ t, tenant } = await startWithTenant(engine, { authFailureLimitPerMinute: FAILURES }));
     });
     afterAll(() => t.close());
 
@@ -133,11 +129,9 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
   });
 
   describe('failed authentications per address behind a trusted proxy', () => {
-    let t: TestApp;
-    let tenant: Tenant;
+    let t: TestApp, tenant: Tenant;
     beforeAll(async () => {
-      t = await startTestApp(engine, { authFailureLimitPerMinute: 2, trustProxy: ['127.0.0.1'] });
-      tenant = await createTenant(t.ctx);
+      ({ t, tenant } = await startWithTenant(engine, { authFailureLimitPerMinute: 2, trustProxy: ['127.0.0.1'] }));
     });
     afterAll(() => t.close());
 
@@ -157,11 +151,9 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
   });
 
   describe('browser exposure and lastUsedAt', () => {
-    let t: TestApp;
-    let tenant: Tenant;
+    let t: TestApp, tenant: Tenant;
     beforeAll(async () => {
-      t = await startTestApp(engine);
-      tenant = await createTenant(t.ctx);
+      ({ t, tenant } = await startWithTenant(engine));
     });
     afterAll(() => t.close());
 

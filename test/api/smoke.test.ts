@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 describe.each(ENGINES)('a static credential end to end on %s', (engine) => {
-  let t: TestApp;
-  let tenant: Tenant;
+  let t: TestApp, tenant: Tenant;
   beforeAll(async () => {
-    t = await startTestApp(engine);
-    tenant = await createTenant(t.ctx);
+    ({ t, tenant } = await startWithTenant(engine));
   });
   afterAll(() => t.close());
 

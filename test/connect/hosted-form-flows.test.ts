@@ -11,7 +11,7 @@ import { completeForm, openForm } from '../../src/services/static-forms.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, fieldMessage, inputValue, readEndUser, requestForm } from '../helpers/form-session.js';
 import { openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const KEY_A = 'sk-proj-AAAAAAAAAAAAAAAAAAAAAAAA';
 const KEY_B = 'sk-proj-BBBBBBBBBBBBBBBBBBBBBBBB';
@@ -28,13 +28,9 @@ async function credentialRows(t: TestApp, serverId: string, externalUserId: stri
 }
 
 describe.each(ENGINES)('hosted form flows on %s', (engine) => {
-  let t: TestApp;
-  let tenant: Tenant;
-  let h: Record<string, string>;
+  let t: TestApp, tenant: Tenant, h: Record<string, string>;
   beforeAll(async () => {
-    t = await startTestApp(engine);
-    tenant = await createTenant(t.ctx);
-    h = keys(tenant);
+    ({ t, tenant, headers: h } = await startWithTenant(engine));
     await allowRedirectUri(t.ctx, tenant.serverId, REDIRECT);
   });
   afterAll(() => t.close());

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, fieldMessage, inputValue, readEndUser } from '../helpers/form-session.js';
 import { openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const GOOD_KEY = 'sk-proj-Good0123456789abcdefghij';
 const OPENAI_FIELDS = [
@@ -27,13 +27,9 @@ function expectAnonymousPage(response: { statusCode: number; body: string; heade
 }
 
 describe.each(ENGINES)('the hosted static form on %s', (engine) => {
-  let t: TestApp;
-  let tenant: Tenant;
-  let h: Record<string, string>;
+  let t: TestApp, tenant: Tenant, h: Record<string, string>;
   beforeAll(async () => {
-    t = await startTestApp(engine);
-    tenant = await createTenant(t.ctx);
-    h = keys(tenant);
+    ({ t, tenant, headers: h } = await startWithTenant(engine));
   });
   afterAll(() => t.close());
 

@@ -114,6 +114,17 @@ export async function createTenant(ctx: ServiceContext, options: { mode?: Server
   return { accountId, userId, serverId, serverKey, accountKeyId: keyId, accountKey: key };
 }
 
+/** The usual start of a suite: the app on `engine`, with one tenant and its two headers. */
+export async function startWithTenant(
+  engine: Engine,
+  options: TestAppOptions = {},
+  tenantOptions: Parameters<typeof createTenant>[1] = {},
+): Promise<{ t: TestApp; tenant: Tenant; headers: Record<string, string> }> {
+  const t = await startTestApp(engine, options);
+  const tenant = await createTenant(t.ctx, tenantOptions);
+  return { t, tenant, headers: keys(tenant) };
+}
+
 /** Both management headers for a tenant. */
 export function keys(tenant: Pick<Tenant, 'accountKey' | 'serverKey'>): Record<string, string> {
   return { authorization: `Bearer ${tenant.accountKey}`, 'x-service-key': tenant.serverKey };

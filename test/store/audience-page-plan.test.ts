@@ -6,17 +6,15 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberPageQuery } from '../../src/services/audience.js';
 import { ENGINES } from '../helpers/databases.js';
-import { createTenant, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const AUDIENCE = 20_000;
 
 describe.each(ENGINES)('the audience page query on %s', (engine) => {
-  let t: TestApp;
-  let tenant: Tenant;
+  let t: TestApp, tenant: Tenant;
 
   beforeAll(async () => {
-    t = await startTestApp(engine);
-    tenant = await createTenant(t.ctx);
+    ({ t, tenant } = await startWithTenant(engine));
     const db = t.ctx.store.db;
     // Members made in bulk by the database itself (ids and times need only be distinct and ordered),
     // each with a credential row of one provider, so that filter matches most of the audience. The
