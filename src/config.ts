@@ -21,6 +21,8 @@ export interface Config {
   authFailureLimitPerMinute: number;
   /** Which proxies' X-Forwarded-For to believe for the client address (Fastify's trustProxy). */
   trustProxy: boolean | string[];
+  /** How long a call to a provider's token or revocation endpoint may take. */
+  providerTimeoutSeconds: number;
   logLevel: string;
   /** Said once at start-up, after the logger exists (for example: a master key was just made). */
   warnings: string[];
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: positiveInteger(env, 'KEYWARD_RATE_LIMIT_PER_MINUTE', 6000, 10_000_000),
     authFailureLimitPerMinute: positiveInteger(env, 'KEYWARD_AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 10_000_000),
     trustProxy: parseTrustProxy(env.KEYWARD_TRUST_PROXY),
+    providerTimeoutSeconds: positiveInteger(env, 'KEYWARD_PROVIDER_TIMEOUT_SECONDS', 10, 120),
     logLevel,
     warnings,
   };

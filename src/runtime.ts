@@ -1,6 +1,7 @@
 /** Opens what the service and the CLI share: the database (migrated to the latest schema) and the vault. */
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
+import { catalogProvider } from './providers/catalog.js';
 import type { ServiceContext } from './services/context.js';
 import { Vault } from './services/vault.js';
 import { openStore } from './store/database.js';
@@ -10,7 +11,15 @@ export async function openContext(config: Config, clock: Clock = systemClock): P
   const store = openStore(config.database);
   try {
     const migrations = await migrateToLatest(store);
-    return { ctx: { store, vault: new Vault(config.masterKey), clock, publicUrl: config.publicUrl }, migrations };
+    const ctx: ServiceContext = {
+      store,
+      vault: new Vault(config.masterKey),
+      clock,
+      publicUrl: config.publicUrl,
+      catalog: catalogProvider,
+      providerTimeoutMs: config.providerTimeoutSeconds * 1000,
+    };
+    return { ctx, migrations };
   } catch (error) {
     await store.close();
     throw error;

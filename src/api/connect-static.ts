@@ -1,8 +1,8 @@
 /** POST /v1/credentials/static/{providerSlug}/connect: a hosted form URL for one end user (CONTRACT 2.4). */
 import { Type } from '@sinclair/typebox';
-import type { Db, ServiceContext } from '../services/context.js';
-import { requestHash, runIdempotent } from '../services/idempotency.js';
-import { createFormSession, type FormSessionCreated } from '../services/static-forms.js';
+import type { ServiceContext } from '../services/context.js';
+import { createFormSession } from '../services/static-forms.js';
+import { sendCreated } from './idempotent-create.js';
 import { ExternalUserId, GUARD_STATUSES, IdempotencyHeaders, ProviderSlug, RedirectUri, Timestamp, problemResponses } from './schemas.js';
 import { authOf, type ApiInstance } from './types.js';
 
@@ -45,13 +45,9 @@ export function registerConnectStatic(app: ApiInstance, ctx: ServiceContext) {
       const { serverId } = authOf(request);
       const { providerSlug } = request.params;
       const { externalUserId, redirectUri, expiresIn = 1800 } = request.body;
-      const create = (db: Db) => createFormSession(ctx, db, { serverId, slug: providerSlug, externalUserId, redirectUri, expiresIn });
-      const key = request.headers['idempotency-key'];
-      if (key === undefined) return reply.code(201).send(await create(ctx.store.db));
-      const hash = requestHash(`POST static-connect ${providerSlug}`, request.body);
-      const result = await runIdempotent(ctx, { serverId, key, hash }, async (db) => ({ statusCode: 201, body: await create(db) }));
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(201).send(result.body as FormSessionCreated);
+      return sendCreated(ctx, request, reply, `POST static-connect ${providerSlug}`, (db) =>
+        createFormSession(ctx, db, { serverId, slug: providerSlug, externalUserId, redirectUri, expiresIn }),
+      );
     },
   );
 }

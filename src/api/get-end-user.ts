@@ -24,6 +24,6 @@ export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
         response: { 200: MemberWithSecrets, ...problemResponses(...GUARD_STATUSES) },
       },
     },
-    async (request) => getMember(ctx, authOf(request).serverId, request.params.externalUserId),
+    async (request) => getMember(ctx, authOf(request).serverId, request.params.externalUserId, request.query.minValiditySeconds ?? 60),
   );
 }

@@ -8,6 +8,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
+import { redirectToApp } from './app-redirect.js';
 import { formPage, messagePage, successPage } from './form-page.js';
 
 const CSRF_COOKIE = 'keyward_form_csrf';
@@ -95,13 +96,7 @@ export function registerFormRoutes(app: FastifyInstance, ctx: ServiceContext) {
 
       const { completed } = await completeForm(ctx, form, values);
       if (!completed) return reply.code(410).send(messagePage(410));
-      if (form.redirectUri) {
-        const target = new URL(form.redirectUri);
-        target.searchParams.set('status', 'success');
-        target.searchParams.set('sessionId', form.id);
-        target.searchParams.set('provider', form.provider.slug);
-        return reply.code(303).header('location', target.toString()).send();
-      }
+      if (form.redirectUri) return redirectToApp(reply, form.redirectUri, { status: 'success', sessionId: form.id, provider: form.provider.slug });
       return reply.send(successPage(form.provider.name));
     });
   });

@@ -8,8 +8,10 @@ import { registerDeleteEndUser } from '../api/delete-end-user.js';
 import { registerGetEndUser } from '../api/get-end-user.js';
 import { installManagementGuard } from '../api/guard-hook.js';
 import { registerListEndUsers } from '../api/list-end-users.js';
+import { registerOAuthStart } from '../api/oauth-start.js';
 import { errorPage } from '../connect/form-page.js';
 import { registerFormRoutes, setPageHeaders } from '../connect/form-routes.js';
+import { registerOAuthCallback } from '../connect/oauth-callback.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAssets } from './assets.js';
 import { registerHealth } from './health.js';
@@ -49,7 +51,7 @@ export async function buildApp(options: AppOptions) {
 
   app.setValidatorCompiler(validatorCompiler);
   registerProblemHandlers(app, (request, reply, problem) => {
-    if (!request.url.startsWith('/connect/')) return null;
+    if (!request.url.startsWith('/connect/') && !request.url.startsWith('/oauth/')) return null;
     setPageHeaders(reply);
     return reply.code(problem.status).send(errorPage(problem.status, 'Something went wrong', problem.detail));
   });
@@ -87,6 +89,7 @@ export async function buildApp(options: AppOptions) {
     async (v1) => {
       // Management bodies are JSON only: text/plain, which Fastify reads by default, gets a 415.
       v1.removeContentTypeParser('text/plain');
+      registerOAuthStart(v1, ctx);
       registerConnectStatic(v1, ctx);
       registerListEndUsers(v1, ctx);
       registerGetEndUser(v1, ctx);
@@ -96,6 +99,7 @@ export async function buildApp(options: AppOptions) {
   );
 
   registerFormRoutes(app, ctx);
+  registerOAuthCallback(app, ctx);
   registerAssets(app);
   registerHealth(app, ctx);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -43,13 +43,18 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     kind: 'oauth2',
     slug: 'slack',
     name: 'Slack',
-    // OAuth v2 ("granular bot permissions"): bot scopes go in `scope`; user-token scopes would go in `user_scope`.
     authorizationUrl: 'https://slack.com/oauth/v2/authorize',
     tokenUrl: 'https://slack.com/api/oauth.v2.access',
-    // auth.revoke takes the token itself (as bearer or `token` parameter) rather than client credentials.
+    // auth.revoke takes the token to revoke as its `token` parameter, as RFC 7009 does.
     revocationUrl: 'https://slack.com/api/auth.revoke',
+    // Keyward holds the end user's own token, so the scopes are user scopes: OAuth v2 takes them in
+    // `user_scope` (`scope` would ask for a bot token, which belongs to the workspace, not the user),
+    // and answers the user's token under `authed_user`, with token_type "user".
+    scopeParam: 'user_scope',
+    tokenResponseRoot: 'authed_user',
+    extraTokenTypes: ['user'],
     defaultScopes: ['channels:read', 'chat:write', 'users:read'],
-    // Slack documents `scope` as a comma-separated list.
+    // Slack documents the scope lists as comma-separated.
     scopeSeparator: ',',
     // oauth.v2.access: "avoid sending client_id and client_secret as parameters … supply [them] using HTTP Basic".
     tokenEndpointAuth: 'client_secret_basic',

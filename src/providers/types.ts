@@ -16,6 +16,12 @@ export interface OAuthProvider {
   tokenEndpointAuth: TokenEndpointAuth;
   /** Extra query parameters the authorization request needs, each justified by `source`. */
   extraAuthorizationParams?: Record<string, string>;
+  /** The authorization parameter that carries the scopes, where it is not RFC 6749's `scope`. */
+  scopeParam?: string;
+  /** Where the token response keeps the end user's tokens, where not at its top level (Slack: `authed_user`). */
+  tokenResponseRoot?: string;
+  /** `token_type` values the provider answers besides RFC 6750's `bearer` (Slack: `user`). */
+  extraTokenTypes?: string[];
   /** Public documentation that the endpoints, scopes and quirks were taken from. */
   source?: string;
 }

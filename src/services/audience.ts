@@ -5,6 +5,9 @@ import type { CredentialRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
 import type { Actor, Db, ServiceContext } from './context.js';
 import { openCredentialSecret } from './credentials.js';
+import { revokeAtProvider, type ProviderRevocation } from './provider-revocation.js';
+import { oauthClientSettings } from './providers.js';
+import { readFresh, type ReadCredential } from './token-refresh.js';
 
 export interface CredentialSummary {
   id: string;
@@ -144,7 +147,7 @@ function notFound(externalUserId: string): Problem {
   return new Problem('end_user_not_found', `This server has no end user with externalUserId ${JSON.stringify(externalUserId)}.`);
 }
 
-function withSecrets(ctx: ServiceContext, row: CredentialRow): CredentialWithSecrets {
+function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): CredentialWithSecrets {
   const base = summary(row);
   const secret = openCredentialSecret(ctx, row);
   if (secret.type === 'static') return { ...base, values: secret.values };
@@ -158,23 +161,32 @@ function withSecrets(ctx: ServiceContext, row: CredentialRow): CredentialWithSec
     credential.accessToken = secret.accessToken;
     credential.tokenType = secret.tokenType;
   }
-  if (row.error_code) credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
+  if (row.status === 'needs_reauth' && row.error_code) {
+    credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
+  } else if (failure) {
+    credential.error = failure;
+  }
   return credential;
 }
 
-export async function getMember(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<MemberView<CredentialWithSecrets>> {
+/** One member with every credential's secrets, OAuth tokens refreshed first where they expire within `minValiditySeconds`. */
+export async function getMember(
+  ctx: ServiceContext,
+  serverId: string,
+  externalUserId: string,
+  minValiditySeconds: number,
+): Promise<MemberView<CredentialWithSecrets>> {
   const [member] = await ctx.store.queries.memberByExternalId(serverId, externalUserId);
   if (!member) throw notFound(externalUserId);
   const rows = await ctx.store.queries.credentialsOfMember(member.id);
+  const read = await Promise.all(rows.map((row) => readFresh(ctx, row, minValiditySeconds)));
   return {
     externalUserId,
     createdAt: member.created_at,
     updatedAt: member.updated_at,
-    credentials: rows.map((row) => withSecrets(ctx, row)),
+    credentials: read.filter((r) => r !== undefined).map((r) => withSecrets(ctx, r)),
   };
 }
-
-export type ProviderRevocation = 'succeeded' | 'failed' | 'not_supported';
 
 export interface RevokedCredential {
   id: string;
@@ -207,13 +219,14 @@ export async function revokeMember(
       throw new Problem('credential_not_found', `End user ${JSON.stringify(input.externalUserId)} has no credential of provider "${input.provider}".`);
     }
     if (rows.length) await trx.deleteFrom('credentials').where('id', 'in', rows.map((r) => r.id)).execute();
-    for (const table of ['static_form_sessions', 'oauth_flows'] as const) {
+    // A flow whose code is being swapped right now is cancelled too: its tokens are then revoked, not stored.
+    for (const [table, open] of [['static_form_sessions', ['pending']], ['oauth_flows', ['pending', 'exchanging']]] as const) {
       let pending = trx
         .updateTable(table)
         .set({ status: 'cancelled', completed_at: now })
         .where('server_id', '=', input.serverId)
         .where('external_user_id', '=', input.externalUserId)
-        .where('status', '=', 'pending');
+        .where('status', 'in', open);
       if (input.provider) pending = pending.where('provider', '=', input.provider);
       await pending.execute();
     }
@@ -231,17 +244,13 @@ export async function revokeMember(
     }
     return rows;
   });
-  return {
-    externalUserId: input.externalUserId,
-    revoked: erased.map((row) => ({ id: row.id, provider: row.provider, revokedAt: now, providerRevocation: revokeAtProvider(row) })),
-  };
-}
-
-/**
- * Static credentials have nothing to revoke at the provider. No route stores an OAuth credential yet:
- * the OAuth flows, and RFC 7009 revocation at the provider with them, are still to be built.
- */
-function revokeAtProvider(row: CredentialRow): ProviderRevocation {
-  if (row.type === 'static') return 'not_supported';
-  throw new Error('OAuth credentials are not stored before the OAuth flows exist');
+  // The secrets are gone from storage now; the copies in memory serve only to ask the providers.
+  const revoked = await Promise.all(
+    erased.map(async (row) => {
+      const settings = row.type === 'oauth2' ? await oauthClientSettings(ctx, input.serverId, row.provider) : null;
+      const providerRevocation = await revokeAtProvider(settings, openCredentialSecret(ctx, row));
+      return { id: row.id, provider: row.provider, revokedAt: now, providerRevocation };
+    }),
+  );
+  return { externalUserId: input.externalUserId, revoked };
 }

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
+import type { Provider } from '../providers/types.js';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 import type { Vault } from './vault.js';
@@ -10,6 +11,10 @@ export interface ServiceContext {
   vault: Vault;
   clock: Clock;
   publicUrl: string;
+  /** The built-in providers (catalogProvider); a test may stand a local server in for a public provider. */
+  catalog: (slug: string) => Provider | undefined;
+  /** How long a call to a provider's token or revocation endpoint may take before it counts as an outage. */
+  providerTimeoutMs: number;
 }
 
 /** A query runner: the database itself, or a transaction already open. */

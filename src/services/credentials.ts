@@ -93,6 +93,7 @@ export async function storeCredential(ctx: ServiceContext, trx: Db, input: NewCr
       updated_at: input.now,
       refreshed_at: null,
       refresh_lease_until: null,
+      refresh_lease_holder: null,
     })
     .execute();
   await recordAudit(trx, {

@@ -3,9 +3,9 @@
  * working once enabled on that server (OAuth ones with the server's own client, its secret sealed).
  */
 import { iso } from '../clock.js';
-import { catalogProvider } from '../providers/catalog.js';
 import { SLUG_PATTERN, type OAuthProvider, type Provider, type StaticField, type StaticProvider, type TokenEndpointAuth } from '../providers/types.js';
 import { recordAudit } from './audit.js';
+import { isLoopbackUrl, type OAuthClientSettings } from './oauth-client.js';
 import type { Actor, Db, ServiceContext } from './context.js';
 import { getServer } from './servers.js';
 import { ServiceError } from './service-error.js';
@@ -26,7 +26,7 @@ function clientSecretAad(serverId: string, slug: string): string {
 }
 
 export async function findServerProvider(ctx: ServiceContext, serverId: string, slug: string, db: Db = ctx.store.db): Promise<ServerProvider | null> {
-  let provider: Provider | undefined = catalogProvider(slug);
+  let provider: Provider | undefined = ctx.catalog(slug);
   if (!provider) {
     const custom = await db
       .selectFrom('custom_providers')
@@ -60,6 +60,15 @@ export async function openClientSecret(ctx: ServiceContext, serverId: string, sl
     .where('provider', '=', slug)
     .executeTakeFirst();
   return row?.client_secret ? ctx.vault.open(row.client_secret, clientSecretAad(serverId, slug)) : null;
+}
+
+/** Everything a call to the provider needs for this server, or null where the provider is not an enabled OAuth one. */
+export async function oauthClientSettings(ctx: ServiceContext, serverId: string, slug: string): Promise<OAuthClientSettings | null> {
+  const found = await findServerProvider(ctx, serverId, slug);
+  if (!found || !found.enabled || found.provider.kind !== 'oauth2' || !found.clientId) return null;
+  const clientSecret = await openClientSecret(ctx, serverId, slug);
+  if (clientSecret === null) return null;
+  return { provider: found.provider, clientId: found.clientId, clientSecret, timeoutMs: ctx.providerTimeoutMs };
 }
 
 function checkScopes(scopes: string[] | undefined): string[] | undefined {
@@ -125,7 +134,11 @@ function checkUrl(url: string, what: string): string {
   } catch {
     throw new ServiceError('invalid', `the ${what} must be an absolute URL`);
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ServiceError('invalid', `the ${what} must be http(s)`);
+  // Client secrets, codes and tokens travel to these URLs: plain http only to this machine itself.
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackUrl(parsed))) {
+    throw new ServiceError('invalid', `the ${what} must be https (http only on 127.0.0.1, localhost or [::1])`);
+  }
+  if (parsed.username || parsed.password || parsed.hash) throw new ServiceError('invalid', `the ${what} must not carry credentials or a #fragment`);
   return url;
 }
 
@@ -137,7 +150,7 @@ async function addCustomProvider(
   actor: Actor,
 ) {
   if (!SLUG.test(provider.slug)) throw new ServiceError('invalid', `the slug must match ${SLUG_PATTERN}`);
-  if (catalogProvider(provider.slug)) throw new ServiceError('conflict', `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug`);
+  if (ctx.catalog(provider.slug)) throw new ServiceError('conflict', `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug`);
   const server = await getServer(ctx, serverId);
   const now = iso(ctx.clock.now());
   await ctx.store.db.transaction().execute(async (trx) => {

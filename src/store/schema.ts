@@ -85,8 +85,9 @@ export interface CredentialsTable {
   connected_at: string;
   updated_at: string;
   refreshed_at: string | null;
-  /** OAuth refresh lease: until when one reader holds the right to refresh (for the OAuth flows to come). */
+  /** OAuth refresh lease: until when one reader holds the right to refresh, and which reader (token-refresh.ts). */
   refresh_lease_until: string | null;
+  refresh_lease_holder: string | null;
 }
 
 export interface ServerProvidersTable {
@@ -132,7 +133,8 @@ export interface OAuthFlowsTable {
   verifier: Uint8Array;
   redirect_uri: string | null;
   scopes: string;
-  status: 'pending' | 'completed' | 'failed' | 'cancelled';
+  /** `exchanging`: a callback claimed the flow and is swapping its code. */
+  status: 'pending' | 'exchanging' | 'completed' | 'failed' | 'cancelled';
   error_code: string | null;
   expires_at: string;
   created_at: string;

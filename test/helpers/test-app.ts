@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../src/clock.js';
 import { buildApp } from '../../src/http/app.js';
+import { catalogProvider } from '../../src/providers/catalog.js';
+import type { Provider } from '../../src/providers/types.js';
 import { createLogger } from '../../src/logger.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { createAccountKey } from '../../src/services/account-keys.js';
@@ -50,6 +52,9 @@ export interface TestAppOptions {
   /** Move time with the clock (default) or use the real one. */
   realClock?: boolean;
   trustProxy?: boolean | string[];
+  /** Stand-ins for built-in providers (a local server in place of a public one), by slug. */
+  catalog?: (slug: string) => Provider | undefined;
+  providerTimeoutMs?: number;
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -63,6 +68,8 @@ export async function startTestApp(engine: Engine, options: TestAppOptions = {})
     vault: new Vault(masterKey),
     clock: options.realClock ? { now: () => new Date() } : clock,
     publicUrl: options.publicUrl ?? 'http://keyward.test',
+    catalog: options.catalog ?? catalogProvider,
+    providerTimeoutMs: options.providerTimeoutMs ?? 5000,
   };
   const logs: string[] = [];
   const sink = new Writable({

@@ -18,6 +18,7 @@ describe.each(ENGINES)('/openapi.json and /healthz on %s', (engine) => {
       '/v1/credentials/static/{providerSlug}/connect',
       '/v1/end-users',
       '/v1/end-users/{externalUserId}',
+      '/v1/oauth/{provider}/start',
     ]);
     expect(Object.keys(doc.paths['/v1/end-users/{externalUserId}']).sort()).toEqual(['delete', 'get']);
     const connect = doc.paths['/v1/credentials/static/{providerSlug}/connect'].post;
@@ -26,6 +27,9 @@ describe.each(ENGINES)('/openapi.json and /healthz on %s', (engine) => {
     expect(body.additionalProperties).toBe(false);
     expect(body.properties.externalUserId.maxLength).toBe(255);
     expect(Object.keys(connect.responses)).toEqual(expect.arrayContaining(['201', '401', '422']));
+    const start = doc.paths['/v1/oauth/{provider}/start'].post;
+    expect(Object.keys(start.requestBody.content['application/json'].schema.properties).sort()).toEqual(['expiresIn', 'externalUserId', 'redirectUri', 'scopes']);
+    expect(start.responses['201'].content['application/json'].schema.required).toEqual(expect.arrayContaining(['authorizationUrl', 'expiresAt']));
     expect(doc.components.securitySchemes.serverKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-service-key' });
   });
 

@@ -1,0 +1,42 @@
+/**
+ * GET /oauth/callback: where providers send the end user's browser back (CONTRACT 2.3). The outcome
+ * goes to the company's app as a 303 when the flow named a redirectUri, else to a plain page.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../services/context.js';
+import { handleCallback } from '../services/oauth-flows.js';
+import { redirectToApp } from './app-redirect.js';
+import { errorPage, successPage } from './form-page.js';
+import { setPageHeaders } from './form-routes.js';
+
+const START_AGAIN = 'Go back to the app that sent you here and connect again.';
+
+export function registerOAuthCallback(app: FastifyInstance, ctx: ServiceContext) {
+  app.get('/oauth/callback', async (request, reply) => {
+    // The raw query, as the provider sent it: oauth4webapi checks it (and refuses repeated parameters).
+    const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
+    const outcome = await handleCallback(ctx, query);
+    setPageHeaders(reply);
+    switch (outcome.kind) {
+      case 'unknown':
+        return reply.code(400).send(errorPage(400, 'Sign-in link not valid', `This page was not reached from a connection Keyward started. ${START_AGAIN}`));
+      case 'gone':
+        return reply.code(410).send(errorPage(410, 'Sign-in link no longer valid', `This connection was already completed or cancelled. ${START_AGAIN}`));
+      case 'expired':
+        return reply.code(410).send(errorPage(410, 'Sign-in link expired', `This connection took too long and has expired. ${START_AGAIN}`));
+      case 'failed': {
+        const { flow, providerName, error, cause } = outcome;
+        request.log.info({ flowId: flow.id, provider: flow.provider, error }, 'oauth flow failed');
+        if (flow.redirectUri) return redirectToApp(reply, flow.redirectUri, { status: 'error', error, flowId: flow.id, provider: flow.provider });
+        return cause === 'provider'
+          ? reply.code(400).send(errorPage(400, `${providerName} not connected`, `${providerName} did not grant access (${error}). ${START_AGAIN}`))
+          : reply.code(502).send(errorPage(502, `${providerName} not connected`, `Keyward could not finish the connection with ${providerName} (${error}). ${START_AGAIN}`));
+      }
+      case 'completed': {
+        const { flow, providerName } = outcome;
+        if (flow.redirectUri) return redirectToApp(reply, flow.redirectUri, { status: 'success', flowId: flow.id, provider: flow.provider });
+        return reply.send(successPage(providerName));
+      }
+    }
+  });
+}

@@ -1,0 +1,204 @@
+/**
+ * Keyward as an OAuth 2.0 client, through oauth4webapi (a certified library): PKCE, the code exchange,
+ * refresh and RFC 7009 revocation. This file only adapts a provider's description to the library and
+ * sorts the library's errors into what the callers act on.
+ */
+import * as oauth from 'oauth4webapi';
+import { addSeconds, iso } from '../clock.js';
+import type { OAuthProvider } from '../providers/types.js';
+
+/** One server's client at one provider, with the secret opened for this request only. */
+export interface OAuthClientSettings {
+  provider: OAuthProvider;
+  clientId: string;
+  clientSecret: string;
+  /** How long a call to the provider may take before it counts as an outage. */
+  timeoutMs: number;
+}
+
+export interface TokenSet {
+  accessToken: string;
+  refreshToken: string | null;
+  tokenType: string;
+  /** Null where the provider gives no lifetime (GitHub's OAuth App tokens never expire). */
+  expiresAt: string | null;
+  /** The scopes granted, where the provider says; null where it does not. */
+  scopes: string[] | null;
+}
+
+/**
+ * A provider call that did not give tokens. `rejected`: the provider answered with an OAuth error
+ * (`error` holds its RFC 6749 code, such as invalid_grant). `unavailable`: a timeout, a network error,
+ * a 5xx or an answer that is not OAuth at all; trying again later may work.
+ */
+export class ProviderCallError extends Error {
+  constructor(
+    readonly kind: 'rejected' | 'unavailable',
+    readonly error: string | null,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProviderCallError';
+  }
+}
+
+export function isLoopbackUrl(url: URL): boolean {
+  return url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
+}
+
+function authorizationServer(provider: OAuthProvider): oauth.AuthorizationServer {
+  return {
+    // Keyward keeps no ID token and checks no `iss` (see withoutIdentity), so the issuer is only a label.
+    issuer: new URL(provider.authorizationUrl).origin,
+    authorization_endpoint: provider.authorizationUrl,
+    token_endpoint: provider.tokenUrl,
+    ...(provider.revocationUrl ? { revocation_endpoint: provider.revocationUrl } : {}),
+  };
+}
+
+function clientAuth(settings: OAuthClientSettings): oauth.ClientAuth {
+  return settings.provider.tokenEndpointAuth === 'client_secret_basic'
+    ? oauth.ClientSecretBasic(settings.clientSecret)
+    : oauth.ClientSecretPost(settings.clientSecret);
+}
+
+function requestOptions(settings: OAuthClientSettings) {
+  // Plain http is allowed only to this machine (a provider under test, or one behind a local proxy);
+  // custom providers are refused anything else when they are added.
+  const insecure = new URL(settings.provider.tokenUrl).protocol === 'http:' && isLoopbackUrl(new URL(settings.provider.tokenUrl));
+  return { signal: AbortSignal.timeout(settings.timeoutMs), [oauth.allowInsecureRequests]: insecure };
+}
+
+export function authorizationUrl(
+  settings: Pick<OAuthClientSettings, 'provider' | 'clientId'>,
+  input: { redirectUri: string; scopes: string[]; state: string; codeChallenge: string },
+): string {
+  const { provider } = settings;
+  const url = new URL(provider.authorizationUrl);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', settings.clientId);
+  url.searchParams.set('redirect_uri', input.redirectUri);
+  if (input.scopes.length) url.searchParams.set(provider.scopeParam ?? 'scope', input.scopes.join(provider.scopeSeparator));
+  url.searchParams.set('state', input.state);
+  url.searchParams.set('code_challenge', input.codeChallenge);
+  url.searchParams.set('code_challenge_method', 'S256');
+  for (const [name, value] of Object.entries(provider.extraAuthorizationParams ?? {})) url.searchParams.set(name, value);
+  return url.toString();
+}
+
+/** A fresh PKCE pair and state; only the challenge and the state leave the service. */
+export async function newAuthorizationSecrets(): Promise<{ state: string; verifier: string; challenge: string }> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  return { state: oauth.generateRandomState(), verifier, challenge: await oauth.calculatePKCECodeChallenge(verifier) };
+}
+
+/**
+ * The token response as RFC 6749 shapes it, before the library reads it. Keyward does not sign anyone
+ * in, so an ID token is neither checked nor kept; GitHub and Slack answer errors with a 200 and an
+ * `error` member, which is turned into the 400 it means; Slack's user token sits under `authed_user`.
+ */
+async function normalizedTokenResponse(provider: OAuthProvider, response: Response): Promise<Response> {
+  if (response.status !== 200) return response;
+  let body: Record<string, unknown>;
+  try {
+    body = (await response.json()) as Record<string, unknown>;
+  } catch {
+    throw new ProviderCallError('unavailable', null, 'the token endpoint answered something that is not JSON');
+  }
+  if (typeof body !== 'object' || body === null) throw new ProviderCallError('unavailable', null, 'the token endpoint answered no JSON object');
+  let status = 200;
+  if (typeof body.error === 'string') status = 400;
+  else if (provider.tokenResponseRoot) {
+    const root = body[provider.tokenResponseRoot];
+    body = typeof root === 'object' && root !== null ? (root as Record<string, unknown>) : {};
+  }
+  delete body.id_token;
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+}
+
+function tokenSet(response: oauth.TokenEndpointResponse, now: Date): TokenSet {
+  const scope = typeof response.scope === 'string' ? response.scope.split(/[ ,]+/).filter(Boolean) : null;
+  return {
+    accessToken: response.access_token,
+    refreshToken: response.refresh_token ?? null,
+    tokenType: response.token_type,
+    expiresAt: typeof response.expires_in === 'number' ? iso(addSeconds(now, response.expires_in)) : null,
+    scopes: scope,
+  };
+}
+
+function processingOptions(provider: OAuthProvider): oauth.ProcessTokenResponseOptions {
+  const noop = () => undefined;
+  return { recognizedTokenTypes: Object.fromEntries((provider.extraTokenTypes ?? []).map((type) => [type, noop])) };
+}
+
+/** Sorts what the library or the network threw into the two kinds the callers act on. */
+function classify(error: unknown): ProviderCallError {
+  if (error instanceof ProviderCallError) return error;
+  if (error instanceof oauth.ResponseBodyError) {
+    const kind = error.status >= 500 ? 'unavailable' : 'rejected';
+    return new ProviderCallError(kind, error.error, `the provider answered ${error.status} ${error.error}`);
+  }
+  if (error instanceof oauth.AuthorizationResponseError) return new ProviderCallError('rejected', error.error, `the provider answered ${error.error}`);
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return new ProviderCallError('unavailable', null, 'the provider did not answer in time');
+  }
+  if (error instanceof oauth.OperationProcessingError) return new ProviderCallError('unavailable', null, `the provider's answer was not usable (${error.code ?? 'invalid'})`);
+  return new ProviderCallError('unavailable', null, 'the provider could not be reached');
+}
+
+/**
+ * The redirect's parameters checked by the library: an `error` there becomes a `rejected` error.
+ * `state` was already matched by the flow lookup, and `iss` (RFC 9207) is dropped: custom providers
+ * have no known issuer, and a flow's state already binds it to one provider.
+ */
+export function callbackParameters(settings: OAuthClientSettings, query: URLSearchParams, state: string): URLSearchParams {
+  const params = new URLSearchParams(query);
+  params.delete('iss');
+  try {
+    return oauth.validateAuthResponse(authorizationServer(settings.provider), { client_id: settings.clientId }, params, state);
+  } catch (error) {
+    throw classify(error);
+  }
+}
+
+export async function exchangeCode(
+  settings: OAuthClientSettings,
+  input: { parameters: URLSearchParams; redirectUri: string; verifier: string; now: Date },
+): Promise<TokenSet> {
+  const as = authorizationServer(settings.provider);
+  const client = { client_id: settings.clientId };
+  try {
+    const response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth(settings), input.parameters, input.redirectUri, input.verifier, requestOptions(settings));
+    const processed = await oauth.processAuthorizationCodeResponse(as, client, await normalizedTokenResponse(settings.provider, response), processingOptions(settings.provider));
+    return tokenSet(processed, input.now);
+  } catch (error) {
+    throw classify(error);
+  }
+}
+
+export async function refreshTokens(settings: OAuthClientSettings, refreshToken: string, now: Date): Promise<TokenSet> {
+  const as = authorizationServer(settings.provider);
+  const client = { client_id: settings.clientId };
+  try {
+    const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(settings), refreshToken, requestOptions(settings));
+    const processed = await oauth.processRefreshTokenResponse(as, client, await normalizedTokenResponse(settings.provider, response), processingOptions(settings.provider));
+    return tokenSet(processed, now);
+  } catch (error) {
+    throw classify(error);
+  }
+}
+
+/** RFC 7009: asks the provider to revoke one token. Throws a ProviderCallError when it did not say yes. */
+export async function revokeToken(settings: OAuthClientSettings, token: string, hint: 'refresh_token' | 'access_token'): Promise<void> {
+  const as = authorizationServer(settings.provider);
+  try {
+    const response = await oauth.revocationRequest(as, { client_id: settings.clientId }, clientAuth(settings), token, {
+      ...requestOptions(settings),
+      additionalParameters: { token_type_hint: hint },
+    });
+    await oauth.processRevocationResponse(response);
+  } catch (error) {
+    throw classify(error);
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * OAuth flows (CONTRACT 2.3): start makes a single-use state and a PKCE verifier, kept server-side
+ * (the state as a digest, the verifier sealed); the callback claims the flow once, swaps the code, and
+ * stores the tokens. A flow moves pending → exchanging → completed | failed, or pending → cancelled.
+ */
+import { createHash } from 'node:crypto';
+import { addSeconds, iso } from '../clock.js';
+import { Problem } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Db, ServiceContext } from './context.js';
+import { openCredentialSecret, storeCredential } from './credentials.js';
+import { authorizationUrl, callbackParameters, exchangeCode, newAuthorizationSecrets, ProviderCallError, type TokenSet } from './oauth-client.js';
+import { oauthClientSettings } from './providers.js';
+import { revokeAtProvider } from './provider-revocation.js';
+import { requireAllowedRedirect, requireEnabledProvider } from './static-forms.js';
+
+export interface FlowCreated {
+  id: string;
+  provider: string;
+  externalUserId: string;
+  status: 'pending';
+  authorizationUrl: string;
+  expiresAt: string;
+  createdAt: string;
+}
+
+export function callbackUrl(ctx: ServiceContext): string {
+  return `${ctx.publicUrl}/oauth/callback`;
+}
+
+function stateDigest(state: string): string {
+  return createHash('sha256').update(state).digest('hex');
+}
+
+function verifierAad(flowId: string, serverId: string): string {
+  return `oauth_flows|${flowId}|${serverId}`;
+}
+
+export async function startFlow(
+  ctx: ServiceContext,
+  db: Db,
+  input: { serverId: string; slug: string; externalUserId: string; redirectUri?: string; scopes?: string[]; expiresIn: number },
+): Promise<FlowCreated> {
+  // Every read goes through `db`: inside an idempotent request it is the open transaction.
+  const found = await requireEnabledProvider(ctx, input.serverId, input.slug, 'oauth2', db);
+  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri, db);
+  if (found.provider.kind !== 'oauth2' || !found.clientId) {
+    throw new Problem('provider_not_enabled', `${found.provider.name} has no OAuth client on this server. Set its client id and secret (Servers → Providers).`);
+  }
+  const scopes = input.scopes ?? found.scopes ?? found.provider.defaultScopes;
+  const { state, verifier, challenge } = await newAuthorizationSecrets();
+  const nowDate = ctx.clock.now();
+  const id = newId('oflow');
+  const createdAt = iso(nowDate);
+  const expiresAt = iso(addSeconds(nowDate, input.expiresIn));
+  await db
+    .insertInto('oauth_flows')
+    .values({
+      id,
+      server_id: input.serverId,
+      external_user_id: input.externalUserId,
+      provider: input.slug,
+      state_digest: stateDigest(state),
+      verifier: ctx.vault.seal(verifier, verifierAad(id, input.serverId)),
+      redirect_uri: input.redirectUri ?? null,
+      scopes: JSON.stringify(scopes),
+      status: 'pending',
+      error_code: null,
+      expires_at: expiresAt,
+      created_at: createdAt,
+      completed_at: null,
+      credential_id: null,
+    })
+    .execute();
+  return {
+    id,
+    provider: input.slug,
+    externalUserId: input.externalUserId,
+    status: 'pending',
+    authorizationUrl: authorizationUrl(
+      { provider: found.provider, clientId: found.clientId },
+      { redirectUri: callbackUrl(ctx), scopes, state, codeChallenge: challenge },
+    ),
+    expiresAt,
+    createdAt,
+  };
+}
+
+interface ClaimedFlow {
+  id: string;
+  serverId: string;
+  accountId: string;
+  externalUserId: string;
+  provider: string;
+  redirectUri: string | null;
+  verifier: string;
+}
+
+/** What the callback ends in; the page or redirect follows from it (connect/oauth-callback.ts). */
+export type CallbackOutcome =
+  | { kind: 'unknown' }
+  | { kind: 'gone' }
+  | { kind: 'expired' }
+  | { kind: 'failed'; flow: ClaimedFlow; providerName: string; error: string; cause: 'provider' | 'exchange' }
+  | { kind: 'completed'; flow: ClaimedFlow; providerName: string };
+
+/** Error codes a failed flow ends with, besides the provider's own RFC 6749 `error` (access_denied, …). */
+export const FLOW_ERRORS = {
+  expired: 'flow_expired',
+  rejected: 'token_exchange_failed',
+  unavailable: 'provider_unavailable',
+  notEnabled: 'provider_not_enabled',
+} as const;
+
+/** The guarded UPDATE that makes the callback single-use: of two requests with one state, one claims. */
+async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlow | Exclude<CallbackOutcome, { kind: 'failed' | 'completed' }>> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(state)) return { kind: 'unknown' };
+  const flow = await ctx.store.db
+    .selectFrom('oauth_flows as f')
+    .innerJoin('servers as s', 's.id', 'f.server_id')
+    .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.status', 'f.expires_at', 'f.verifier', 's.account_id'])
+    .where('f.state_digest', '=', stateDigest(state))
+    .executeTakeFirst();
+  if (!flow) return { kind: 'unknown' };
+  if (flow.status !== 'pending') return { kind: 'gone' };
+  const now = iso(ctx.clock.now());
+  if (flow.expires_at <= now) {
+    await ctx.store.db
+      .updateTable('oauth_flows')
+      .set({ status: 'failed', error_code: FLOW_ERRORS.expired, completed_at: now })
+      .where('id', '=', flow.id)
+      .where('status', '=', 'pending')
+      .execute();
+    return { kind: 'expired' };
+  }
+  const claimed = await ctx.store.db
+    .updateTable('oauth_flows')
+    .set({ status: 'exchanging' })
+    .where('id', '=', flow.id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (claimed.numUpdatedRows === 0n) return { kind: 'gone' };
+  return {
+    id: flow.id,
+    serverId: flow.server_id,
+    accountId: flow.account_id,
+    externalUserId: flow.external_user_id,
+    provider: flow.provider,
+    redirectUri: flow.redirect_uri,
+    verifier: ctx.vault.open(flow.verifier, verifierAad(flow.id, flow.server_id)),
+  };
+}
+
+async function failFlow(ctx: ServiceContext, flowId: string, error: string): Promise<void> {
+  await ctx.store.db
+    .updateTable('oauth_flows')
+    .set({ status: 'failed', error_code: error, completed_at: iso(ctx.clock.now()) })
+    .where('id', '=', flowId)
+    .where('status', '=', 'exchanging')
+    .execute();
+}
+
+/** The provider's own error code, where it is a plain RFC 6749-style word; anything else is summarised. */
+function providerErrorCode(error: string | null): string {
+  return error && /^[a-z0-9_]{1,64}$/.test(error) ? error : 'authorization_failed';
+}
+
+/** Stores the tokens and completes the flow in one transaction; false when the flow was cancelled meanwhile. */
+async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: TokenSet) {
+  const now = iso(ctx.clock.now());
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const done = await trx
+      .updateTable('oauth_flows')
+      .set({ status: 'completed', completed_at: now })
+      .where('id', '=', flow.id)
+      .where('status', '=', 'exchanging')
+      .executeTakeFirst();
+    if (done.numUpdatedRows === 0n) return null;
+    const stored = await storeCredential(ctx, trx, {
+      accountId: flow.accountId,
+      serverId: flow.serverId,
+      externalUserId: flow.externalUserId,
+      provider: flow.provider,
+      secret: { type: 'oauth2', accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, tokenType: tokens.tokenType },
+      accessExpiresAt: tokens.expiresAt,
+      scopes: tokens.scopes,
+      actor: `end_user:${flow.id}`,
+      now,
+    });
+    await trx.updateTable('oauth_flows').set({ credential_id: stored.credentialId }).where('id', '=', flow.id).execute();
+    return stored;
+  });
+}
+
+/**
+ * GET /oauth/callback. Nothing is stored unless the exchange succeeded; a failure changes only the
+ * flow's status. The replaced credential, if any, is revoked at the provider once the new one is saved.
+ */
+export async function handleCallback(ctx: ServiceContext, query: URLSearchParams): Promise<CallbackOutcome> {
+  const claim = await claimFlow(ctx, query.get('state') ?? '');
+  if ('kind' in claim) return claim;
+  const flow = claim;
+  const settings = await oauthClientSettings(ctx, flow.serverId, flow.provider);
+  const providerName = settings?.provider.name ?? flow.provider;
+  const fail = async (error: string, cause: 'provider' | 'exchange'): Promise<CallbackOutcome> => {
+    await failFlow(ctx, flow.id, error);
+    return { kind: 'failed', flow, providerName, error, cause };
+  };
+  if (!settings) return fail(FLOW_ERRORS.notEnabled, 'exchange');
+
+  let tokens: TokenSet;
+  try {
+    const parameters = callbackParameters(settings, query, query.get('state')!);
+    tokens = await exchangeCode(settings, { parameters, redirectUri: callbackUrl(ctx), verifier: flow.verifier, now: ctx.clock.now() });
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) throw error;
+    // An error in the redirect itself is the provider's (or the end user's) answer; the rest is the exchange's.
+    if (!query.has('code') || query.has('error')) return fail(providerErrorCode(error.error), 'provider');
+    return fail(FLOW_ERRORS[error.kind], 'exchange');
+  }
+
+  const stored = await completeFlow(ctx, flow, tokens);
+  if (!stored) {
+    // The member was revoked while the code was being swapped: the new tokens must not outlive that.
+    await revokeAtProvider(settings, { type: 'oauth2', ...tokens });
+    return { kind: 'gone' };
+  }
+  if (stored.replaced) await revokeAtProvider(settings, openCredentialSecret(ctx, stored.replaced));
+  return { kind: 'completed', flow, providerName };
+}

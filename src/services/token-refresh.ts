@@ -1,0 +1,158 @@
+/**
+ * Refresh on read (CONTRACT 2.6): an access token that expires within `minValiditySeconds` is
+ * refreshed first, once, however many readers on however many nodes ask at the same moment.
+ *
+ * The right to refresh is a lease in the credential's row, taken by a guarded UPDATE: the database,
+ * not a process, decides who holds it, so it holds across Keyward nodes sharing PostgreSQL. The
+ * holder calls the provider outside any transaction (a slow provider must not hold a write lock);
+ * the others wait for the lease to be released and take the holder's result.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { addSeconds, iso } from '../clock.js';
+import type { CredentialRow } from '../store/schema.js';
+import type { ServiceContext } from './context.js';
+import { credentialAad, openCredentialSecret } from './credentials.js';
+import { ProviderCallError, refreshTokens } from './oauth-client.js';
+import { oauthClientSettings } from './providers.js';
+
+/** A refresh this read attempted (or waited on) that did not happen: shown beside the stored tokens. */
+export interface RefreshFailure {
+  code: 'refresh_failed';
+  message: string;
+  retryable: true;
+}
+
+export interface ReadCredential {
+  row: CredentialRow;
+  failure: RefreshFailure | null;
+}
+
+const WAIT_STEP_MS = 25;
+/** Beyond the provider's timeout, the time the holder may need to write the result back. */
+const LEASE_MARGIN_SECONDS = 5;
+
+function isDue(row: CredentialRow, now: Date, minValiditySeconds: number): boolean {
+  return (
+    row.type === 'oauth2' &&
+    row.status === 'active' &&
+    row.access_expires_at !== null &&
+    row.access_expires_at <= iso(addSeconds(now, minValiditySeconds))
+  );
+}
+
+async function readRow(ctx: ServiceContext, id: string): Promise<CredentialRow | undefined> {
+  return ctx.store.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Takes the lease unless another reader holds a live one, or somebody refreshed since `since`. */
+async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string): Promise<string | null> {
+  const now = ctx.clock.now();
+  const holder = randomUUID();
+  const leaseSeconds = Math.ceil(ctx.providerTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
+  const taken = await ctx.store.db
+    .updateTable('credentials')
+    .set({ refresh_lease_until: iso(addSeconds(now, leaseSeconds)), refresh_lease_holder: holder })
+    .where('id', '=', row.id)
+    .where('status', '=', 'active')
+    .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<=', iso(now))]))
+    .where((eb) => eb.or([eb('refreshed_at', 'is', null), eb('refreshed_at', '<', since)]))
+    .executeTakeFirst();
+  return taken.numUpdatedRows > 0n ? holder : null;
+}
+
+/** Waits until the lease is released or runs out; the row as it then is, or undefined if it was revoked. */
+async function awaitLease(ctx: ServiceContext, id: string): Promise<CredentialRow | undefined> {
+  for (;;) {
+    await sleep(WAIT_STEP_MS);
+    const row = await readRow(ctx, id);
+    if (!row || row.refresh_lease_holder === null || (row.refresh_lease_until ?? '') <= iso(ctx.clock.now())) return row;
+  }
+}
+
+/** The holder's refresh. Every write is fenced by the holder id: a holder whose lease ran out writes nothing. */
+async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: string): Promise<RefreshFailure | null> {
+  const secret = openCredentialSecret(ctx, row);
+  const fenced = () => ctx.store.db.updateTable('credentials').where('id', '=', row.id).where('refresh_lease_holder', '=', holder);
+  const release = { refresh_lease_until: null, refresh_lease_holder: null };
+  const settings = await oauthClientSettings(ctx, row.server_id, row.provider);
+  if (secret.type !== 'oauth2' || !secret.refreshToken) {
+    await fenced().set(release).execute();
+    return null;
+  }
+  if (!settings) {
+    await fenced().set(release).execute();
+    return { code: 'refresh_failed', message: `${row.provider} is no longer enabled on this server, so its token cannot be refreshed.`, retryable: true };
+  }
+  const now = ctx.clock.now();
+  try {
+    const tokens = await refreshTokens(settings, secret.refreshToken, now);
+    // A provider that does not rotate refresh tokens answers without one: the old one stays good.
+    const next = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? secret.refreshToken, tokenType: tokens.tokenType };
+    await fenced()
+      .set({
+        ...release,
+        secret: ctx.vault.sealJson(next, credentialAad(row.id, row.server_id, row.member_id)),
+        access_expires_at: tokens.expiresAt,
+        ...(tokens.scopes ? { scopes: JSON.stringify(tokens.scopes) } : {}),
+        refreshed_at: iso(now),
+        updated_at: iso(now),
+        error_code: null,
+        error_message: null,
+      })
+      .execute();
+    return null;
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) {
+      await fenced().set(release).execute();
+      throw error;
+    }
+    if (error.kind === 'rejected' && error.error === 'invalid_grant') {
+      const message = `${settings.provider.name} refused the refresh token (invalid_grant): the end user must connect again.`;
+      await fenced()
+        .set({ ...release, status: 'needs_reauth', error_code: 'refresh_rejected', error_message: message, updated_at: iso(now) })
+        .execute();
+      return null;
+    }
+    // An outage (or a refusal that is not about the grant): the stored tokens stay as they were.
+    const message = `Refreshing at ${settings.provider.name} failed: ${error.message}. The stored token is unchanged; try again later.`;
+    await fenced().set({ ...release, error_code: 'refresh_failed', error_message: message }).execute();
+    return { code: 'refresh_failed', message, retryable: true };
+  }
+}
+
+function hasRefreshToken(ctx: ServiceContext, row: CredentialRow): boolean {
+  const secret = openCredentialSecret(ctx, row);
+  return secret.type === 'oauth2' && secret.refreshToken !== null;
+}
+
+function storedFailure(row: CredentialRow): RefreshFailure | null {
+  return row.error_code === 'refresh_failed' ? { code: 'refresh_failed', message: row.error_message ?? 'The last refresh failed.', retryable: true } : null;
+}
+
+/**
+ * The credential as a reader should see it: refreshed first where due. Undefined when it was revoked
+ * while this read waited. At most one refresh is made for one read, even if the new token is itself
+ * short-lived.
+ */
+export async function readFresh(ctx: ServiceContext, row: CredentialRow, minValiditySeconds: number): Promise<ReadCredential | undefined> {
+  const since = iso(ctx.clock.now());
+  let current: CredentialRow | undefined = row;
+  for (let attempt = 0; attempt < 3 && current; attempt++) {
+    if (!isDue(current, ctx.clock.now(), minValiditySeconds)) return { row: current, failure: null };
+    // Without a refresh token (GitHub's, say) there is nothing to do but serve what is stored.
+    if (!hasRefreshToken(ctx, current)) return { row: current, failure: null };
+    const holder = await takeLease(ctx, current, since);
+    if (holder) {
+      const failure = await refreshHeld(ctx, current, holder);
+      const after = await readRow(ctx, current.id);
+      return after && { row: after, failure };
+    }
+    current = await awaitLease(ctx, current.id);
+    if (!current) return undefined;
+    // Somebody refreshed, or tried and failed, while this read waited: that is this read's answer too.
+    if (current.refreshed_at !== null && current.refreshed_at >= since) return { row: current, failure: null };
+    if (current.status !== 'active' || storedFailure(current)) return { row: current, failure: storedFailure(current) };
+  }
+  return current && { row: current, failure: null };
+}
