@@ -22,6 +22,7 @@ const RATE_LIMIT = 3;
 const EXISTING_USER = 'u_matrix';
 
 const ROUTES: MatrixRoute[] = [
+  { name: 'POST /v1/oauth/github/start', method: 'POST', path: '/v1/oauth/github/start', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
   { name: 'POST /v1/credentials/static/openai/connect', method: 'POST', path: '/v1/credentials/static/openai/connect', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
   { name: 'GET /v1/end-users', method: 'GET', path: '/v1/end-users', ok: { status: 200 } },
   { name: 'GET /v1/end-users/{id}', method: 'GET', path: `/v1/end-users/${EXISTING_USER}`, ok: { status: 200 } },
@@ -78,7 +79,7 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
   });
 
   describe('problem details', () => {
-    const route = ROUTES[1]!;
+    const route = ROUTES[2]!;
 
     it('keys_swapped says which header takes which key', async () => {
       const headers = { authorization: bearer(f.tenant.serverKey), 'x-service-key': f.tenant.accountKey };
@@ -98,7 +99,7 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
   });
 
   describe('x-request-id', () => {
-    const route = ROUTES[1]!;
+    const route = ROUTES[2]!;
 
     it('keeps a valid incoming id on a refusal and on a success', async () => {
       const refused = await t.app.inject({ method: 'GET', url: route.path, headers: { 'x-request-id': 'client.trace-01_A' } });
@@ -158,7 +159,7 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
     it('passes the same request with each header once', async () => {
       const key = await f.freshAccountKey();
       const response = await rawHttp(port, 'GET /v1/end-users HTTP/1.1', [`Authorization: ${bearer(key)}`, `x-service-key: ${f.tenant.serverKey}`]);
-      expectPassed(response, ROUTES[1]!, [key, f.tenant.serverKey], t.logs);
+      expectPassed(response, ROUTES[2]!, [key, f.tenant.serverKey], t.logs);
     });
   });
 });

@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { generateKey } from '../../src/keys/format.js';
 import { createAccountKey, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
+import { enableProvider } from '../../src/services/providers.js';
 import { createServer, rotateServerKey } from '../../src/services/servers.js';
 import { createTenant, type TestApp, type Tenant } from './test-app.js';
 
@@ -65,6 +66,7 @@ export async function createAuthFixture(t: TestApp, rateLimitPerMinute: number):
   // The tenant's first server key is rotated with a day of grace: both keys reach the same server,
   // its providers and its audience, so a request on the old one must answer as on the new one.
   const original = await createTenant(ctx);
+  await enableProvider(ctx, { serverId: original.serverId, slug: 'github', clientId: 'gh-matrix', clientSecret: 'gh-matrix-secret', actor: CLI_ACTOR });
   const current = await rotateServerKey(ctx, original.serverId, 86_400, CLI_ACTOR);
   const tenant: Tenant = { ...original, serverKey: current.serverKey };
   const accountKey = async (expiresAt?: string) =>
