@@ -93,6 +93,8 @@ interface ClaimedFlow {
   externalUserId: string;
   provider: string;
   redirectUri: string | null;
+  /** The scopes asked for: RFC 6749 §5.1 says an answer without `scope` granted exactly these. */
+  scopes: string[];
   verifier: string;
 }
 
@@ -118,7 +120,7 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
   const flow = await ctx.store.db
     .selectFrom('oauth_flows as f')
     .innerJoin('servers as s', 's.id', 'f.server_id')
-    .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.status', 'f.expires_at', 'f.verifier', 's.account_id'])
+    .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.scopes', 'f.status', 'f.expires_at', 'f.verifier', 's.account_id'])
     .where('f.state_digest', '=', stateDigest(state))
     .executeTakeFirst();
   if (!flow) return { kind: 'unknown' };
@@ -148,6 +150,7 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
     externalUserId: flow.external_user_id,
     provider: flow.provider,
     redirectUri: flow.redirect_uri,
+    scopes: JSON.parse(flow.scopes) as string[],
     verifier: ctx.vault.open(flow.verifier, verifierAad(flow.id, flow.server_id)),
   };
 }
@@ -184,7 +187,7 @@ async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: Toke
       provider: flow.provider,
       secret: { type: 'oauth2', accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, tokenType: tokens.tokenType },
       accessExpiresAt: tokens.expiresAt,
-      scopes: tokens.scopes,
+      scopes: tokens.scopes ?? flow.scopes,
       actor: `end_user:${flow.id}`,
       now,
     });
