@@ -31,9 +31,11 @@ export interface OAuthTenant {
 
 export async function startOAuthTenant(
   engine: Engine,
-  options: TestAppOptions & { clientAuth?: 'basic' | 'post'; accessTokenTtlSeconds?: number } = {},
+  options: TestAppOptions & { clientAuth?: 'basic' | 'post'; accessTokenTtlSeconds?: number; listen?: boolean } = {},
 ): Promise<OAuthTenant> {
   const { t, tenant, headers } = await startWithTenant(engine, options);
+  // A browser needs Keyward on a real socket, and the callback URL is built on the address it gets.
+  if (options.listen) t.ctx.publicUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const as = await startAuthorizationServer({
     redirectUri: `${t.ctx.publicUrl}/oauth/callback`,
     accessTokenTtlSeconds: options.accessTokenTtlSeconds,
