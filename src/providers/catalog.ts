@@ -45,8 +45,11 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     name: 'Slack',
     authorizationUrl: 'https://slack.com/oauth/v2/authorize',
     tokenUrl: 'https://slack.com/api/oauth.v2.access',
-    // auth.revoke takes the token to revoke as its `token` parameter, as RFC 7009 does.
+    // auth.revoke takes the token to revoke as its `token` POST parameter, as RFC 7009 does, and the
+    // token is its own authentication ("Tokens should be passed as an HTTP Authorization header or
+    // alternatively, as a POST parameter"): no client credentials go with it.
     revocationUrl: 'https://slack.com/api/auth.revoke',
+    revocationClientAuth: 'none',
     // Keyward holds the end user's own token, so the scopes are user scopes: OAuth v2 takes them in
     // `user_scope` (`scope` would ask for a bot token, which belongs to the workspace, not the user),
     // and answers the user's token under `authed_user`, with token_type "user".

@@ -20,6 +20,8 @@ export interface OAuthProvider {
   scopeParam?: string;
   /** Where the token response keeps the end user's tokens, where not at its top level (Slack: `authed_user`). */
   tokenResponseRoot?: string;
+  /** `none` where the revocation endpoint takes the token as its own proof and no client secret (Slack). */
+  revocationClientAuth?: 'none';
   /** `token_type` values the provider answers besides RFC 6750's `bearer` (Slack: `user`). */
   extraTokenTypes?: string[];
   /** Public documentation that the endpoints, scopes and quirks were taken from. */

@@ -189,15 +189,27 @@ export async function refreshTokens(settings: OAuthClientSettings, refreshToken:
   }
 }
 
+/** Slack answers a refused revocation with a 200 and `{"ok":false,"error":…}`: that is a refusal, not a yes. */
+async function refuseOkFalse(response: Response): Promise<void> {
+  if (!response.headers.get('content-type')?.includes('json')) return;
+  const body = (await response.json().catch(() => null)) as { ok?: unknown; error?: unknown } | null;
+  if (body && (body.ok === false || typeof body.error === 'string')) {
+    throw new ProviderCallError('rejected', typeof body.error === 'string' ? body.error : null, 'the provider refused the revocation');
+  }
+}
+
 /** RFC 7009: asks the provider to revoke one token. Throws a ProviderCallError when it did not say yes. */
 export async function revokeToken(settings: OAuthClientSettings, token: string, hint: 'refresh_token' | 'access_token'): Promise<void> {
   const as = authorizationServer(settings.provider);
   try {
-    const response = await oauth.revocationRequest(as, { client_id: settings.clientId }, clientAuth(settings), token, {
+    // Slack's auth.revoke authenticates with the token itself, so its client secret is not sent there.
+    const auth = settings.provider.revocationClientAuth === 'none' ? oauth.None() : clientAuth(settings);
+    const response = await oauth.revocationRequest(as, { client_id: settings.clientId }, auth, token, {
       ...requestOptions(settings),
       additionalParameters: { token_type_hint: hint },
     });
     await oauth.processRevocationResponse(response);
+    await refuseOkFalse(response);
   } catch (error) {
     throw classify(error);
   }
