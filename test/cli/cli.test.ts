@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyDigest } from '../../src/keys/format.js';
+import { Vault } from '../../src/services/vault.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/database.js';
 import { cliEnv, cliJson, newMasterKey, runCli, startServe, type ServeProcess } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
@@ -166,6 +167,83 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
       tokenEndpointAuth: 'client_secret_post',
     });
     expect(custom[1]!.definition).not.toContain('acme-secret-cli');
+  });
+
+  it('provider add-oauth: https or loopback http only, no credentials in a URL; the client secret kept only sealed', { timeout: SLOW }, async () => {
+    const secret = 'local-idp-secret-never-in-plaintext';
+    const addOAuth = (slug: string, urls: { authorization?: string; token?: string; revocation?: string }) =>
+      runCli(env, [
+        'provider', 'add-oauth', '--server', serverId, '--slug', slug,
+        '--authorization-url', urls.authorization ?? 'https://auth.acme.test/authorize', '--token-url', urls.token ?? 'https://auth.acme.test/token',
+        ...(urls.revocation ? ['--revocation-url', urls.revocation] : []),
+        '--client-id', 'refused-client', '--client-secret', secret, '--json',
+      ]);
+    // Client secrets, codes and tokens travel to these URLs: in clear text only to this machine itself.
+    const notHttps = await Promise.all([
+      addOAuth('plain-token', { token: 'http://auth.acme.test/token' }),
+      addOAuth('plain-authorize', { authorization: 'http://auth.acme.test/authorize' }),
+      addOAuth('plain-revoke', { revocation: 'http://auth.acme.test/revoke' }),
+      addOAuth('lookalike', { token: 'http://127.0.0.1.nip.io/token' }),
+    ]);
+    const withCredentials = await Promise.all([
+      addOAuth('userinfo', { token: 'https://user:pass@auth.acme.test/token' }),
+      addOAuth('userinfo-loopback', { authorization: 'http://user:pass@127.0.0.1:8080/authorize' }),
+    ]);
+    for (const [refused, word] of [...notHttps.map((r) => [r, 'https'] as const), ...withCredentials.map((r) => [r, 'credentials'] as const)]) {
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(word);
+      expect(refused.stderr).not.toContain(secret);
+    }
+
+    const added = await cliJson(env, [
+      'provider', 'add-oauth', '--server', serverId, '--slug', 'local-idp',
+      '--authorization-url', 'http://127.0.0.1:8080/authorize', '--token-url', 'http://127.0.0.1:8080/token',
+      '--revocation-url', 'http://localhost:8080/revoke', '--client-id', 'local-client', '--client-secret', secret,
+      '--token-auth', 'client_secret_post',
+    ]);
+    expect(added).toEqual({ serverId, provider: 'local-idp' });
+    const custom = await store.db.selectFrom('custom_providers').select(['slug', 'definition']).where('server_id', '=', serverId).orderBy('slug').execute();
+    // Of the refused slugs none was stored.
+    expect(custom.map((c) => c.slug)).toEqual(['acme-keys', 'acme-oauth', 'local-idp']);
+    expect(JSON.parse(custom[2]!.definition)).toEqual({
+      kind: 'oauth2',
+      slug: 'local-idp',
+      name: 'local-idp',
+      authorizationUrl: 'http://127.0.0.1:8080/authorize',
+      tokenUrl: 'http://127.0.0.1:8080/token',
+      revocationUrl: 'http://localhost:8080/revoke',
+      defaultScopes: [],
+      scopeSeparator: ' ',
+      tokenEndpointAuth: 'client_secret_post',
+    });
+    expect(custom[2]!.definition).not.toContain(secret);
+    const enabled = await store.db.selectFrom('server_providers').selectAll().where('server_id', '=', serverId).orderBy('provider').execute();
+    expect(enabled.map((r) => r.provider)).toEqual(['acme-keys', 'acme-oauth', 'github', 'local-idp', 'openai']);
+    const row = enabled.find((r) => r.provider === 'local-idp')!;
+    expect(row.client_id).toBe('local-client');
+    const sealed = Buffer.from(row.client_secret!);
+    for (const encoding of ['latin1', 'utf8', 'hex', 'base64'] as const) expect(sealed.toString(encoding)).not.toContain(secret);
+    // Sealed with the master key the process was given, bound to this server and slug.
+    const vault = new Vault(Buffer.from(env.KEYWARD_MASTER_KEY!, 'base64'));
+    expect(vault.open(sealed, `server_providers|${serverId}|local-idp`)).toBe(secret);
+    expect(() => vault.open(sealed, `server_providers|${serverId}|acme-oauth`)).toThrow();
+  });
+
+  it('provider enable refuses an OAuth provider without its client id and secret, and keeps the client it had', { timeout: SLOW }, async () => {
+    const [bare, idOnly, slack] = await Promise.all([
+      runCli(env, ['provider', 'enable', '--server', serverId, '--provider', 'github', '--json']),
+      runCli(env, ['provider', 'enable', '--server', serverId, '--provider', 'github', '--client-id', 'Iv1.replacement', '--json']),
+      runCli(env, ['provider', 'enable', '--server', serverId, '--provider', 'slack', '--client-secret', 'only-a-secret', '--json']),
+    ]);
+    for (const refused of [bare, idOnly, slack]) {
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain('client id and secret');
+    }
+    const rows = await store.db.selectFrom('server_providers').select(['provider', 'client_id']).where('server_id', '=', serverId).where('provider', 'in', ['github', 'slack']).execute();
+    // GitHub keeps the client enabled earlier; Slack was never enabled.
+    expect(rows).toEqual([{ provider: 'github', client_id: 'Iv1.cli-test' }]);
   });
 
   it('errors: nothing on stdout, a message on stderr, exit 1 when refused and 2 on a usage mistake', { timeout: SLOW }, async () => {
