@@ -176,10 +176,11 @@ export async function getMember(
   externalUserId: string,
   minValiditySeconds: number,
 ): Promise<MemberView<CredentialWithSecrets>> {
+  const since = iso(ctx.clock.now());
   const [member] = await ctx.store.queries.memberByExternalId(serverId, externalUserId);
   if (!member) throw notFound(externalUserId);
   const rows = await ctx.store.queries.credentialsOfMember(member.id);
-  const read = await Promise.all(rows.map((row) => readFresh(ctx, row, minValiditySeconds)));
+  const read = await Promise.all(rows.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {
     externalUserId,
     createdAt: member.created_at,

@@ -94,6 +94,7 @@ export async function storeCredential(ctx: ServiceContext, trx: Db, input: NewCr
       refreshed_at: null,
       refresh_lease_until: null,
       refresh_lease_holder: null,
+      refresh_attempted_at: null,
     })
     .execute();
   await recordAudit(trx, {

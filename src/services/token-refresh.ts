@@ -45,7 +45,7 @@ async function readRow(ctx: ServiceContext, id: string): Promise<CredentialRow |
   return ctx.store.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Takes the lease unless another reader holds a live one, or somebody refreshed since `since`. */
+/** Takes the lease unless another reader holds a live one, or a refresh attempt ended since `since`. */
 async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string): Promise<string | null> {
   const now = ctx.clock.now();
   const holder = randomUUID();
@@ -56,7 +56,7 @@ async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string)
     .where('id', '=', row.id)
     .where('status', '=', 'active')
     .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<=', iso(now))]))
-    .where((eb) => eb.or([eb('refreshed_at', 'is', null), eb('refreshed_at', '<', since)]))
+    .where((eb) => eb.or([eb('refresh_attempted_at', 'is', null), eb('refresh_attempted_at', '<', since)]))
     .executeTakeFirst();
   return taken.numUpdatedRows > 0n ? holder : null;
 }
@@ -87,6 +87,8 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
   const now = ctx.clock.now();
   try {
     const tokens = await refreshTokens(settings, secret.refreshToken, now);
+    // Stamped once the provider answered: every reader that began before this takes this outcome.
+    const ended = iso(ctx.clock.now());
     // A provider that does not rotate refresh tokens answers without one: the old one stays good.
     const next = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? secret.refreshToken, tokenType: tokens.tokenType };
     await fenced()
@@ -95,8 +97,9 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
         secret: ctx.vault.sealJson(next, credentialAad(row.id, row.server_id, row.member_id)),
         access_expires_at: tokens.expiresAt,
         ...(tokens.scopes ? { scopes: JSON.stringify(tokens.scopes) } : {}),
-        refreshed_at: iso(now),
-        updated_at: iso(now),
+        refreshed_at: ended,
+        refresh_attempted_at: ended,
+        updated_at: ended,
         error_code: null,
         error_message: null,
       })
@@ -107,16 +110,17 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
       await fenced().set(release).execute();
       throw error;
     }
+    const ended = iso(ctx.clock.now());
     if (error.kind === 'rejected' && error.error === 'invalid_grant') {
       const message = `${settings.provider.name} refused the refresh token (invalid_grant): the end user must connect again.`;
       await fenced()
-        .set({ ...release, status: 'needs_reauth', error_code: 'refresh_rejected', error_message: message, updated_at: iso(now) })
+        .set({ ...release, refresh_attempted_at: ended, status: 'needs_reauth', error_code: 'refresh_rejected', error_message: message, updated_at: ended })
         .execute();
       return null;
     }
     // An outage (or a refusal that is not about the grant): the stored tokens stay as they were.
     const message = `Refreshing at ${settings.provider.name} failed: ${error.message}. The stored token is unchanged; try again later.`;
-    await fenced().set({ ...release, error_code: 'refresh_failed', error_message: message }).execute();
+    await fenced().set({ ...release, refresh_attempted_at: ended, error_code: 'refresh_failed', error_message: message }).execute();
     return { code: 'refresh_failed', message, retryable: true };
   }
 }
@@ -132,16 +136,17 @@ function storedFailure(row: CredentialRow): RefreshFailure | null {
 
 /**
  * The credential as a reader should see it: refreshed first where due. Undefined when it was revoked
- * while this read waited. At most one refresh is made for one read, even if the new token is itself
- * short-lived.
+ * while this read waited. `since` is when the read began: a refresh attempt that ended after it, made
+ * by any reader on any node, is this read's answer too, so one read causes at most one refresh even
+ * when the new token is itself short-lived.
  */
-export async function readFresh(ctx: ServiceContext, row: CredentialRow, minValiditySeconds: number): Promise<ReadCredential | undefined> {
-  const since = iso(ctx.clock.now());
+export async function readFresh(ctx: ServiceContext, row: CredentialRow, minValiditySeconds: number, since: string): Promise<ReadCredential | undefined> {
   let current: CredentialRow | undefined = row;
   for (let attempt = 0; attempt < 3 && current; attempt++) {
     if (!isDue(current, ctx.clock.now(), minValiditySeconds)) return { row: current, failure: null };
     // Without a refresh token (GitHub's, say) there is nothing to do but serve what is stored.
     if (!hasRefreshToken(ctx, current)) return { row: current, failure: null };
+    if (current.refresh_attempted_at !== null && current.refresh_attempted_at >= since) return { row: current, failure: storedFailure(current) };
     const holder = await takeLease(ctx, current, since);
     if (holder) {
       const failure = await refreshHeld(ctx, current, holder);
@@ -149,10 +154,6 @@ export async function readFresh(ctx: ServiceContext, row: CredentialRow, minVali
       return after && { row: after, failure };
     }
     current = await awaitLease(ctx, current.id);
-    if (!current) return undefined;
-    // Somebody refreshed, or tried and failed, while this read waited: that is this read's answer too.
-    if (current.refreshed_at !== null && current.refreshed_at >= since) return { row: current, failure: null };
-    if (current.status !== 'active' || storedFailure(current)) return { row: current, failure: storedFailure(current) };
   }
-  return current && { row: current, failure: null };
+  return current && { row: current, failure: storedFailure(current) };
 }

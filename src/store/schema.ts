@@ -88,6 +88,8 @@ export interface CredentialsTable {
   /** OAuth refresh lease: until when one reader holds the right to refresh, and which reader (token-refresh.ts). */
   refresh_lease_until: string | null;
   refresh_lease_holder: string | null;
+  /** When the last refresh attempt ended, whatever its outcome. */
+  refresh_attempted_at: string | null;
 }
 
 export interface ServerProvidersTable {

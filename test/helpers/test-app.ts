@@ -59,10 +59,25 @@ export interface TestAppOptions {
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase(engine);
-  const store = openStore(parseDatabaseUrl(database.url)!);
-  await migrateToLatest(store);
   const masterKey = randomBytes(32);
   const clock = new TestClock();
+  const node = await openNode(database.url, masterKey, clock, options);
+  return {
+    ...node,
+    database,
+    clock,
+    masterKey,
+    close: async () => {
+      await node.close();
+      await database.drop();
+    },
+  };
+}
+
+/** One Keyward process: its own store (connections), vault, logger and app on a database URL. */
+async function openNode(url: string, masterKey: Buffer, clock: TestClock, options: TestAppOptions) {
+  const store = openStore(parseDatabaseUrl(url)!);
+  await migrateToLatest(store);
   const ctx: ServiceContext = {
     store,
     vault: new Vault(masterKey),
@@ -90,16 +105,33 @@ export async function startTestApp(engine: Engine, options: TestAppOptions = {})
   return {
     app,
     ctx,
-    database,
-    clock,
-    masterKey,
     logs,
     close: async () => {
       await app.close();
       await store.close();
-      await database.drop();
     },
   };
+}
+
+export interface SecondNode {
+  app: FastifyInstance;
+  ctx: ServiceContext;
+  /** This node's own clock, set to the first node's time when it started: move both to keep them in step. */
+  clock: TestClock;
+  logs: string[];
+  /** Closes this node only; the database belongs to the first. */
+  close(): Promise<void>;
+}
+
+/**
+ * Another Keyward node on the first one's database, as a second machine behind a load balancer would
+ * be: the same URL and master key, but its own connections, vault, clock, logger and app, so nothing
+ * they share lives in this process. Give it the options the first node was started with.
+ */
+export async function startSecondNode(t: TestApp, options: TestAppOptions = {}): Promise<SecondNode> {
+  const clock = new TestClock(t.clock.now().getTime());
+  const node = await openNode(t.database.url, t.masterKey, clock, { publicUrl: t.ctx.publicUrl, providerTimeoutMs: t.ctx.providerTimeoutMs, ...options });
+  return { ...node, clock };
 }
 
 export interface Tenant {

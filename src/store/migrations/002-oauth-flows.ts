@@ -3,8 +3,9 @@ import type { Engine } from '../database.js';
 
 /**
  * The OAuth flows as they run: a flow is claimed (`exchanging`) before its code is swapped, so two
- * callbacks with the same state cannot both spend the code; and a credential's refresh lease gets a
- * holder id, so a reader whose lease ran out cannot overwrite the tokens of the reader after it.
+ * callbacks with the same state cannot both spend the code; a credential's refresh lease gets a
+ * holder id, so a reader whose lease ran out cannot overwrite the tokens of the reader after it; and
+ * the end of the last refresh attempt is kept, so readers that arrived before it take its outcome.
  *
  * A CHECK constraint cannot be changed in place on SQLite, so oauth_flows is rebuilt under a new
  * name, its rows copied, and renamed back (the same steps on both engines).
@@ -39,6 +40,7 @@ export function oauthFlowsMigration(engine: Engine) {
       await db.schema.createIndex('oauth_flows_member').on('oauth_flows').columns(['server_id', 'external_user_id', 'status']).execute();
 
       await db.schema.alterTable('credentials').addColumn('refresh_lease_holder', 'text').execute();
+      await db.schema.alterTable('credentials').addColumn('refresh_attempted_at', 'text').execute();
     },
   };
 }
