@@ -112,8 +112,8 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     });
   }
 
-  // FAILS until src/services/token-refresh.ts is fixed (see the report): a waiter only accepts a refresh
-  // stamped at or after its own start, so one that arrives while the refresh is in flight refreshes again.
+  // The new token is itself due (120 s < 300 s): a reader that began while the refresh was in flight must
+  // take its result rather than refresh again. An attempt is stamped when the provider has answered.
   it('gives a reader that arrives while a refresh is in flight the result of that refresh', async () => {
     const gate = await startTokenGate(o.as.tokenUrl);
     try {
@@ -210,9 +210,8 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     expect(await o.as.isActive(recovered.accessToken)).toBe(true);
   });
 
-  // FAILS until src/services/token-refresh.ts is fixed (see the report): a failed attempt leaves no time
-  // stamp, so a reader of the same moment that reaches the lease after the attempt ended tries again.
-  // The crowd test below meets this by chance on PostgreSQL (a reader slower to get there); here on purpose.
+  // A failed attempt is stamped too: a reader of the same moment that reaches the lease only after the
+  // attempt ended takes its outcome instead of trying again (the crowd test below meets this by chance).
   it('gives a reader of the same moment the outcome of a failed attempt instead of trying again', async () => {
     await o.connect('outage-same-moment');
     o.as.tokenEndpoint = 'unavailable';
