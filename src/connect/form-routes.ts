@@ -3,30 +3,16 @@
  * CSRF: a random nonce in an HttpOnly, SameSite=Strict cookie, and in the form a MAC of the form id
  * and that nonce; a cross-site POST has neither.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { cookie, readCookie, sameText } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
 import { redirectToApp } from './app-redirect.js';
 import { formPage, messagePage, successPage } from './form-page.js';
 
 const CSRF_COOKIE = 'keyward_form_csrf';
-
-function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const [key, ...rest] = part.trim().split('=');
-    if (key === name) return rest.join('=');
-  }
-  return undefined;
-}
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
 
 /** Headers every hosted page carries; `formAction` widens form-action to the redirect's origin. */
 export function setPageHeaders(reply: FastifyReply, formAction: string | null = null) {
@@ -61,10 +47,7 @@ export function registerFormRoutes(app: FastifyInstance, ctx: ServiceContext) {
       let nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
       if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
         nonce = randomBytes(32).toString('base64url');
-        reply.header(
-          'set-cookie',
-          `${CSRF_COOKIE}=${nonce}; Path=/connect; HttpOnly; SameSite=Strict${secureCookie ? '; Secure' : ''}`,
-        );
+        reply.header('set-cookie', cookie(CSRF_COOKIE, nonce, { path: '/connect', sameSite: 'Strict', secure: secureCookie }));
       }
       return reply.send(formPage({ provider: form.provider, csrf: csrfFor(form.id, nonce), values: {}, errors: {} }));
     });

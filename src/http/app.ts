@@ -12,6 +12,9 @@ import { registerOAuthStart } from '../api/oauth-start.js';
 import { errorPage } from '../connect/form-page.js';
 import { registerFormRoutes, setPageHeaders } from '../connect/form-routes.js';
 import { registerOAuthCallback } from '../connect/oauth-callback.js';
+import { errorPage as dashboardErrorPage, sendPage } from '../dashboard/layout.js';
+import { DASHBOARD_PAGES } from '../dashboard/pages.js';
+import { registerDashboard } from '../dashboard/plugin.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAssets } from './assets.js';
 import { registerHealth } from './health.js';
@@ -51,6 +54,7 @@ export async function buildApp(options: AppOptions) {
 
   app.setValidatorCompiler(validatorCompiler);
   registerProblemHandlers(app, (request, reply, problem) => {
+    if (request.url === '/dashboard' || request.url.startsWith('/dashboard/')) return sendPage(reply, dashboardErrorPage(problem.status), problem.status);
     if (!request.url.startsWith('/connect/') && !request.url.startsWith('/oauth/')) return null;
     setPageHeaders(reply);
     return reply.code(problem.status).send(errorPage(problem.status, 'Something went wrong', problem.detail));
@@ -100,6 +104,7 @@ export async function buildApp(options: AppOptions) {
 
   registerFormRoutes(app, ctx);
   registerOAuthCallback(app, ctx);
+  registerDashboard(app, ctx, { signInFailuresPerMinute: options.authFailureLimitPerMinute, pages: DASHBOARD_PAGES });
   registerAssets(app);
   registerHealth(app, ctx);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

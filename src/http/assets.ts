@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
-/** The hosted pages' stylesheet and icon, served from 'self' so the CSP needs nothing inline. */
+/** The pages' stylesheets, icon and the dashboard's one script, served from 'self' so the CSP needs nothing inline. */
 export function registerAssets(app: FastifyInstance) {
   const assets = [
     { path: '/assets/keyward.css', file: 'keyward.css', type: 'text/css; charset=utf-8' },
     { path: '/assets/favicon.svg', file: 'favicon.svg', type: 'image/svg+xml' },
+    { path: '/assets/dashboard.css', file: 'dashboard.css', type: 'text/css; charset=utf-8' },
+    { path: '/assets/dashboard.js', file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
   ];
   for (const asset of assets) {
     const body = readFileSync(new URL(`../assets/${asset.file}`, import.meta.url));

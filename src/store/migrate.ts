@@ -2,6 +2,7 @@ import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import type { Store } from './database.js';
 import { initialMigration } from './migrations/001-initial.js';
 import { oauthFlowsMigration } from './migrations/002-oauth-flows.js';
+import { dashboardMigration } from './migrations/003-dashboard.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -11,6 +12,7 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
   const migrations: Record<string, Migration> = {
     '001-initial': initialMigration(store.engine),
     '002-oauth-flows': oauthFlowsMigration(store.engine),
+    '003-dashboard': dashboardMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

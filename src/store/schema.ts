@@ -2,7 +2,7 @@
  * Table types for Kysely. Times are ISO 8601 UTC text (the same on SQLite and PostgreSQL, and ordered
  * as text); flags are integers 0/1 (SQLite has no boolean); sealed values are bytes (BLOB / bytea).
  */
-import type { Insertable, Selectable } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 
 export interface AccountsTable {
   id: string;
@@ -17,6 +17,18 @@ export interface MembersTable {
   email: string;
   password_hash: string | null;
   created_at: string;
+  /** Failed sign-ins since the last good one; past the limit the member is locked until `locked_until`. */
+  failed_sign_ins: Generated<number>;
+  locked_until: string | null;
+}
+
+export interface DashboardSessionsTable {
+  id: string;
+  /** SHA-256 of the session cookie's token: the token itself is never stored. */
+  token_digest: string;
+  member_id: string;
+  created_at: string;
+  expires_at: string;
 }
 
 export interface ServersTable {
@@ -170,6 +182,7 @@ export interface AuditEventsTable {
 export interface Database {
   accounts: AccountsTable;
   members: MembersTable;
+  dashboard_sessions: DashboardSessionsTable;
   servers: ServersTable;
   server_redirect_uris: ServerRedirectUrisTable;
   server_keys: ServerKeysTable;

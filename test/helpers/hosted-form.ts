@@ -56,7 +56,7 @@ export async function connectStatic(
 /** Every row of every Keyward table, for "nothing stored changed" checks. */
 export async function snapshotTables(ctx: ServiceContext): Promise<Record<string, unknown[]>> {
   const tables = [
-    'accounts', 'members', 'servers', 'server_redirect_uris', 'server_keys', 'account_keys', 'audience_members', 'credentials',
+    'accounts', 'members', 'dashboard_sessions', 'servers', 'server_redirect_uris', 'server_keys', 'account_keys', 'audience_members', 'credentials',
     'server_providers', 'custom_providers', 'static_form_sessions', 'oauth_flows', 'idempotency_records', 'audit_events',
   ] as const;
   const snapshot: Record<string, unknown[]> = {};

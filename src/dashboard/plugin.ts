@@ -1,0 +1,61 @@
+/**
+ * The dashboard, served by Keyward itself under /dashboard. Public pages (sign-in, sign-up) first;
+ * every other page sits behind one preHandler that opens the session from its cookie and, on a POST,
+ * checks the form's CSRF token against the session. Handlers read both from `pageContext(request)`.
+ */
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { html } from '../connect/html.js';
+import { readCookie, sameText } from '../http/cookies.js';
+import type { ServiceContext } from '../services/context.js';
+import { endSession, openSession } from '../services/sessions.js';
+import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
+import { formText } from './forms.js';
+import { publicPage, sendPage, type PageContext } from './layout.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on every signed-in dashboard request. */
+    dashboard: PageContext | null;
+  }
+}
+
+/** A page registrar: one file per group of pages, given the signed-in scope. */
+export type PageRoutes = (scope: FastifyInstance, ctx: ServiceContext) => void;
+
+export function pageContext(request: FastifyRequest): PageContext {
+  if (!request.dashboard) throw new Error('a dashboard page was reached without a session');
+  return request.dashboard;
+}
+
+export function registerDashboard(app: FastifyInstance, ctx: ServiceContext, options: { signInFailuresPerMinute: number; pages: PageRoutes[] }) {
+  const cookies = { secure: ctx.publicUrl.startsWith('https:') };
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 303));
+  app.register(
+    async (scope) => {
+      await scope.register(formbody);
+      scope.decorateRequest('dashboard', null);
+      registerAuthRoutes(scope, ctx, { ...cookies, failuresPerMinute: options.signInFailuresPerMinute });
+
+      await scope.register(async (members) => {
+        members.addHook('preHandler', async (request, reply) => {
+          const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+          const member = token ? await openSession(ctx, token) : null;
+          if (!member) return reply.redirect('/dashboard/sign-in', 303);
+          const csrf = ctx.vault.mac(`dashboard-csrf|${member.sessionId}`);
+          if (request.method === 'POST' && !sameText(formText(request.body, 'csrf'), csrf)) {
+            return sendPage(reply, publicPage('Form expired', html`<p>This form could not be verified. Go back, reload the page and try again.</p>`), 403);
+          }
+          request.dashboard = { member, csrf };
+        });
+        members.get('/', async (_request, reply) => reply.redirect(HOME, 303));
+        members.post('/sign-out', async (request, reply) => {
+          await endSession(ctx, readCookie(request.headers.cookie, SESSION_COOKIE)!);
+          return reply.header('set-cookie', clearedSessionCookie(cookies)).redirect('/dashboard/sign-in', 303);
+        });
+        for (const register of options.pages) register(members, ctx);
+      });
+    },
+    { prefix: '/dashboard' },
+  );
+}

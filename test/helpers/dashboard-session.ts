@@ -1,0 +1,64 @@
+/**
+ * A member's browser, played over app.inject for the dashboard tests that need no real browser:
+ * keeps the cookies it is given, and reads each page's CSRF token from its forms.
+ */
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+
+export class DashboardClient {
+  readonly cookies = new Map<string, string>();
+  constructor(readonly app: FastifyInstance) {}
+
+  get cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  #keep(response: LightMyRequestResponse) {
+    for (const c of response.cookies as { name: string; value: string; maxAge?: number }[]) {
+      if (c.maxAge === 0) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+  }
+
+  async get(url: string): Promise<LightMyRequestResponse> {
+    const response = await this.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } });
+    this.#keep(response);
+    return response;
+  }
+
+  /** Posts a form as the browser would: form-encoded, with the cookies. */
+  async post(url: string, fields: Record<string, string>): Promise<LightMyRequestResponse> {
+    const response = await this.app.inject({
+      method: 'POST',
+      url,
+      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(fields).toString(),
+    });
+    this.#keep(response);
+    return response;
+  }
+
+  /** GETs a page and posts one of its forms (the one whose action is `action`) with its own CSRF token. */
+  async submit(pageUrl: string, action: string, fields: Record<string, string>): Promise<LightMyRequestResponse> {
+    const page = await this.get(pageUrl);
+    return this.post(action, { csrf: csrfOf(page.body), ...fields });
+  }
+}
+
+/** The CSRF token the page's forms carry. */
+export function csrfOf(body: string): string {
+  const match = /name="csrf" value="([^"]+)"/.exec(body);
+  if (!match) throw new Error(`no CSRF field on the page: ${body.slice(0, 200)}`);
+  return match[1]!;
+}
+
+/** Signs a new member up (a new account) and returns the signed-in client. */
+export async function signUpMember(app: FastifyInstance, input: { accountName?: string; email: string; password?: string }): Promise<DashboardClient> {
+  const client = new DashboardClient(app);
+  const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', {
+    accountName: input.accountName ?? 'Acme',
+    email: input.email,
+    password: input.password ?? 'correct horse battery staple',
+  });
+  if (response.statusCode !== 303) throw new Error(`sign-up answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
+  return client;
+}
