@@ -1,4 +1,15 @@
 /** Every group of signed-in dashboard pages, each in its own file. */
+import { registerAudiencePages } from './audience-pages.js';
+import { registerAuditPages } from './audit-pages.js';
+import { registerDeveloperPages } from './developer-pages.js';
 import type { PageRoutes } from './plugin.js';
+import { registerProviderPages } from './provider-pages.js';
+import { registerServerPages } from './server-pages.js';
 
-export const DASHBOARD_PAGES: PageRoutes[] = [];
+export const DASHBOARD_PAGES: PageRoutes[] = [
+  registerServerPages,
+  registerDeveloperPages,
+  registerAuditPages,
+  registerProviderPages,
+  registerAudiencePages,
+];

@@ -255,3 +255,24 @@ export async function revokeMember(
   );
   return { externalUserId: input.externalUserId, revoked };
 }
+
+/**
+ * One credential of one member, without its secret: what the dashboard's revoke confirmation names
+ * before anything is erased (null where the member or the credential does not exist on this server).
+ */
+export async function findMemberCredential(
+  ctx: ServiceContext,
+  serverId: string,
+  externalUserId: string,
+  provider: string,
+): Promise<CredentialSummary | null> {
+  const row = await ctx.store.db
+    .selectFrom('audience_members as m')
+    .innerJoin('credentials as c', 'c.member_id', 'm.id')
+    .select(['c.id', 'c.provider', 'c.type', 'c.status', 'c.connected_at', 'c.updated_at'])
+    .where('m.server_id', '=', serverId)
+    .where('m.external_user_id', '=', externalUserId)
+    .where('c.provider', '=', provider)
+    .executeTakeFirst();
+  return row ? summary(row) : null;
+}

@@ -235,3 +235,47 @@ export async function addCustomStaticProvider(
   const provider: StaticProvider = { kind: 'static', slug: input.slug, name: input.name || input.slug, fields: input.fields };
   return addCustomProvider(ctx, input.serverId, provider, {}, input.actor);
 }
+
+export interface EnabledProviderView {
+  slug: string;
+  name: string;
+  kind: 'oauth2' | 'static';
+  /** A server's own provider, not one of the built-in catalog. */
+  custom: boolean;
+  clientId: string | null;
+  /** The scopes an authorization asks for (OAuth only): the server's own, else the provider's defaults. */
+  scopes: string[];
+  /** True where `scopes` are a catalog provider's defaults (a custom provider's defaults are the ones typed for it). */
+  defaultScopes: boolean;
+  enabledAt: string;
+}
+
+/**
+ * The providers enabled on one server, for the dashboard's Providers tab: names and OAuth client ids,
+ * never the sealed client secret (it is not even selected).
+ */
+export async function listServerProviders(ctx: ServiceContext, serverId: string): Promise<EnabledProviderView[]> {
+  const rows = await ctx.store.db
+    .selectFrom('server_providers as sp')
+    .leftJoin('custom_providers as cp', (join) => join.onRef('cp.server_id', '=', 'sp.server_id').onRef('cp.slug', '=', 'sp.provider'))
+    .select(['sp.provider', 'sp.client_id', 'sp.scopes', 'sp.enabled_at', 'cp.definition'])
+    .where('sp.server_id', '=', serverId)
+    .orderBy('sp.provider')
+    .execute();
+  return rows.flatMap((row) => {
+    const provider = ctx.catalog(row.provider) ?? (row.definition ? (JSON.parse(row.definition) as Provider) : undefined);
+    if (!provider) return [];
+    const custom = !ctx.catalog(row.provider);
+    const own = row.scopes ? (JSON.parse(row.scopes) as string[]) : null;
+    return [{
+      slug: row.provider,
+      name: provider.name,
+      kind: provider.kind,
+      custom,
+      clientId: row.client_id,
+      scopes: own ?? (provider.kind === 'oauth2' ? provider.defaultScopes : []),
+      defaultScopes: own === null && !custom,
+      enabledAt: row.enabled_at,
+    }];
+  });
+}

@@ -155,3 +155,71 @@ export async function isRedirectUriAllowed(ctx: ServiceContext, serverId: string
     .executeTakeFirst();
   return row !== undefined;
 }
+
+// ---- Added for the dashboard's Servers pages (src/dashboard/server-pages.ts) ----
+
+export interface AccountServerRow {
+  id: string;
+  name: string;
+  mode: ServerMode;
+  createdAt: string;
+  /** The hint of the current key (null only if a server somehow has none). */
+  keyHint: string | null;
+}
+
+/** An account's servers, oldest first, each with its current key's hint: the Servers page's table. */
+export async function listServersOfAccount(ctx: ServiceContext, accountId: string): Promise<AccountServerRow[]> {
+  const rows = await ctx.store.db
+    .selectFrom('servers')
+    .select((eb) => [
+      'servers.id',
+      'servers.name',
+      'servers.mode',
+      'servers.created_at',
+      // A subquery rather than a join: two racing rotations could leave two current keys, and the
+      // table must still show each server once.
+      eb
+        .selectFrom('server_keys')
+        .select('server_keys.hint')
+        .whereRef('server_keys.server_id', '=', 'servers.id')
+        .where('server_keys.expires_at', 'is', null)
+        .orderBy('server_keys.created_at', 'desc')
+        .limit(1)
+        .as('key_hint'),
+    ])
+    .where('servers.account_id', '=', accountId)
+    .orderBy('servers.created_at')
+    .orderBy('servers.id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, name: r.name, mode: r.mode, createdAt: r.created_at, keyHint: r.key_hint ?? null }));
+}
+
+export interface LiveServerKey {
+  hint: string;
+  createdAt: string;
+  /** Null for the current key; the end of its grace period for a rotated-out key. */
+  expiresAt: string | null;
+}
+
+/** The keys of a server that still open the API now: the current one and those still in their grace period, newest first. */
+export async function listLiveServerKeys(ctx: ServiceContext, serverId: string): Promise<LiveServerKey[]> {
+  const now = iso(ctx.clock.now());
+  const rows = await ctx.store.db
+    .selectFrom('server_keys')
+    .select(['hint', 'created_at', 'expires_at'])
+    .where('server_id', '=', serverId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ hint: r.hint, createdAt: r.created_at, expiresAt: r.expires_at }));
+}
+
+/**
+ * Takes a URI off a server's allowed list; false when it was not on it. No audit event: the audit
+ * action list has none for redirect URIs (allowRedirectUri writes none either).
+ */
+export async function removeRedirectUri(ctx: ServiceContext, serverId: string, uri: string): Promise<boolean> {
+  const result = await ctx.store.db.deleteFrom('server_redirect_uris').where('server_id', '=', serverId).where('uri', '=', uri).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

@@ -1,0 +1,163 @@
+/**
+ * What a server's Providers tab shows: the enabled providers and the three forms that add one. Kept
+ * apart from the routes (provider-pages.ts) so each file reads on its own. Field names differ between
+ * the forms (clientId / oauthClientId …) because a field's id is derived from its name, and ids must be
+ * unique on the page for the labels to point at the right control.
+ */
+import { html, type SafeHtml } from '../connect/html.js';
+import { OAUTH_PROVIDERS, STATIC_PROVIDERS } from '../providers/catalog.js';
+import type { EnabledProviderView } from '../services/providers.js';
+import { formError, selectField, textArea, textField, type FieldErrors } from './forms.js';
+import { csrfField } from './layout.js';
+
+/** Which form a refused POST came from: only that one is re-rendered with its values and errors. */
+export type ProviderForm = 'enable' | 'custom-oauth' | 'custom-static';
+
+export interface RefusedForm {
+  form: ProviderForm;
+  /** What was typed, secrets already left out. */
+  values: Record<string, string>;
+  errors: FieldErrors;
+  problem?: string;
+}
+
+/** A stored time shown to a person: minutes are enough, and the machine-readable value rides along. */
+export function shownDate(value: string | null | undefined): SafeHtml | string {
+  if (!value) return '—';
+  return html`<time datetime="${value}">${value.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
+export function kindLabel(kind: 'oauth2' | 'static'): string {
+  return kind === 'oauth2' ? 'OAuth' : 'Static';
+}
+
+function scopesCell(p: EnabledProviderView): SafeHtml {
+  if (p.kind === 'static') return html`<span class="muted">—</span>`;
+  const list = p.scopes.length ? p.scopes.join(' ') : html`<span class="muted">none</span>`;
+  return p.defaultScopes ? html`${list} <span class="muted">(defaults)</span>` : html`${list}`;
+}
+
+function providersTable(providers: EnabledProviderView[]): SafeHtml {
+  if (providers.length === 0) {
+    return html`<p class="empty">No providers enabled yet. Enable one from the catalog below, or add a custom provider.</p>`;
+  }
+  const rows = providers.map(
+    (p) => html`<tr>
+<th scope="row">${p.name}${p.custom ? html` <span class="badge">Custom</span>` : ''}</th>
+<td><code>${p.slug}</code></td>
+<td>${kindLabel(p.kind)}</td>
+<td>${p.kind === 'oauth2' ? html`<code>${p.clientId ?? '—'}</code>` : html`<span class="muted">—</span>`}</td>
+<td>${scopesCell(p)}</td>
+<td>${shownDate(p.enabledAt)}</td>
+</tr>`,
+  );
+  return html`<table class="row-headed">
+<thead><tr><th scope="col">Provider</th><th scope="col">Slug</th><th scope="col">Kind</th><th scope="col">Client ID</th><th scope="col">Scopes</th><th scope="col">Enabled</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`;
+}
+
+/** The catalog as one select, each option saying its kind, OAuth providers first. */
+const CATALOG_OPTIONS = [
+  { value: '', label: 'Choose a provider' },
+  ...OAUTH_PROVIDERS.map((p) => ({ value: p.slug, label: `${p.name} (OAuth)` })),
+  ...STATIC_PROVIDERS.map((p) => ({ value: p.slug, label: `${p.name} (static API key)` })),
+];
+
+function stateOf(refused: RefusedForm | null, form: ProviderForm): { values: Record<string, string>; errors: FieldErrors; problem?: string } {
+  return refused?.form === form ? refused : { values: {}, errors: {} };
+}
+
+function enableForm(action: string, csrf: string, callbackUrl: string, refused: RefusedForm | null): SafeHtml {
+  const { values: v, errors, problem } = stateOf(refused, 'enable');
+  return html`<section class="panel" aria-labelledby="enable-title">
+<h2 id="enable-title">Enable a provider</h2>
+<p class="muted">An OAuth provider needs the client of your own OAuth app at that provider. Register this callback URL in it:
+<code>${callbackUrl}</code>. A static provider needs nothing more: your end users type their own keys in Keyward's form.</p>
+${formError(problem)}
+<form method="post" action="${action}" novalidate>
+${csrfField(csrf)}
+${selectField({ name: 'provider', label: 'Provider', value: v.provider, options: CATALOG_OPTIONS, required: true, errors })}
+${textField({ name: 'clientId', label: 'Client ID', value: v.clientId, hint: 'Needed for an OAuth provider; leave empty for a static one.', autocomplete: 'off', errors })}
+${textField({ name: 'clientSecret', label: 'Client secret', type: 'password', hint: 'Needed for an OAuth provider. Stored encrypted and never shown again.', autocomplete: 'new-password', errors })}
+${textField({ name: 'scopes', label: 'Scopes', value: v.scopes, hint: "OAuth providers only. Comma or space separated; leave empty for the provider's defaults.", autocomplete: 'off', errors })}
+<div class="form-actions"><button type="submit">Enable provider</button></div>
+</form>
+</section>`;
+}
+
+function customOAuthForm(action: string, csrf: string, refused: RefusedForm | null): SafeHtml {
+  const { values: v, errors, problem } = stateOf(refused, 'custom-oauth');
+  return html`<section class="panel" aria-labelledby="custom-oauth-title">
+<h2 id="custom-oauth-title">Add a custom OAuth provider</h2>
+<p class="muted">For a provider that is not in the catalog, or a self-hosted one. Its endpoints must be https.</p>
+${formError(problem)}
+<form method="post" action="${action}/custom-oauth" novalidate>
+${csrfField(csrf)}
+${textField({ name: 'oauthSlug', label: 'Slug', value: v.oauthSlug, required: true, hint: 'Lower-case letters, digits and -, as in /v1/oauth/{slug}/start.', autocomplete: 'off', maxLength: 63, errors })}
+${textField({ name: 'oauthName', label: 'Name', value: v.oauthName, hint: 'Shown to your end users; the slug when empty.', maxLength: 100, errors })}
+${textField({ name: 'authorizationUrl', label: 'Authorization URL', type: 'url', value: v.authorizationUrl, required: true, errors })}
+${textField({ name: 'tokenUrl', label: 'Token URL', type: 'url', value: v.tokenUrl, required: true, errors })}
+${textField({ name: 'revocationUrl', label: 'Revocation URL', type: 'url', value: v.revocationUrl, hint: 'An RFC 7009 endpoint, if the provider has one.', errors })}
+${textField({ name: 'oauthClientId', label: 'Client ID', value: v.oauthClientId, required: true, autocomplete: 'off', errors })}
+${textField({ name: 'oauthClientSecret', label: 'Client secret', type: 'password', required: true, hint: 'Stored encrypted and never shown again.', autocomplete: 'new-password', errors })}
+${textField({ name: 'oauthScopes', label: 'Scopes', value: v.oauthScopes, hint: 'Comma or space separated.', autocomplete: 'off', errors })}
+${selectField({
+  name: 'tokenAuth',
+  label: 'Client authentication',
+  value: v.tokenAuth,
+  required: true,
+  hint: 'How Keyward sends the client secret to the token endpoint.',
+  options: [
+    { value: 'client_secret_basic', label: 'client_secret_basic (HTTP Basic)' },
+    { value: 'client_secret_post', label: 'client_secret_post (in the form body)' },
+  ],
+  errors,
+})}
+<div class="form-actions"><button type="submit">Add OAuth provider</button></div>
+</form>
+</section>`;
+}
+
+function customStaticForm(action: string, csrf: string, refused: RefusedForm | null): SafeHtml {
+  const { values: v, errors, problem } = stateOf(refused, 'custom-static');
+  return html`<section class="panel" aria-labelledby="custom-static-title">
+<h2 id="custom-static-title">Add a custom static provider</h2>
+<p class="muted">For an API that takes keys or tokens your end users type in Keyward's form.</p>
+${formError(problem)}
+<form method="post" action="${action}/custom-static" novalidate>
+${csrfField(csrf)}
+${textField({ name: 'staticSlug', label: 'Slug', value: v.staticSlug, required: true, hint: 'Lower-case letters, digits and -, as in /v1/credentials/static/{slug}/connect.', autocomplete: 'off', maxLength: 63, errors })}
+${textField({ name: 'staticName', label: 'Name', value: v.staticName, hint: 'Shown to your end users; the slug when empty.', maxLength: 100, errors })}
+${textArea({
+  name: 'fields',
+  label: 'Fields',
+  value: v.fields,
+  required: true,
+  rows: 4,
+  hint: 'One field per line as name:Label[:secret][:optional], e.g. apiKey:API key:secret',
+  errors,
+})}
+<div class="form-actions"><button type="submit">Add static provider</button></div>
+</form>
+</section>`;
+}
+
+/** The whole tab body below the server's tabs. */
+export function providersBody(input: {
+  action: string;
+  csrf: string;
+  callbackUrl: string;
+  providers: EnabledProviderView[];
+  refused: RefusedForm | null;
+}): SafeHtml {
+  return html`<section class="panel" aria-labelledby="enabled-title">
+<div class="panel-head"><h2 id="enabled-title">Enabled providers</h2></div>
+${providersTable(input.providers)}
+</section>
+${enableForm(input.action, input.csrf, input.callbackUrl, input.refused)}
+<div class="columns">
+${customOAuthForm(input.action, input.csrf, input.refused)}
+${customStaticForm(input.action, input.csrf, input.refused)}
+</div>`;
+}

@@ -1,0 +1,227 @@
+/**
+ * A server's Audience tab over app.inject: end users connected through the API are listed with their
+ * credentials' provider, type, status and dates but never a secret, 20 a page; "Revoke" goes through a
+ * confirmation and erases the credential (asking an OAuth provider to revoke its tokens); a
+ * personal-mode server has no audience; CSRF and other accounts' members change nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountKey } from '../../src/services/account-keys.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { enableProvider } from '../../src/services/providers.js';
+import { createServer, type ServerMode } from '../../src/services/servers.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../helpers/authorization-server.js';
+import { ENGINES } from '../helpers/databases.js';
+import { csrfOf, signUpMember } from '../helpers/dashboard-session.js';
+import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
+import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
+
+const OPENAI_KEY = 'sk-proj-audienceSecretValue0123456789';
+const EMPTY = 'No end users yet. Your backend adds them with POST /v1/oauth/{provider}/start or POST /v1/credentials/static/{provider}/connect.';
+
+/** The page's text as a reader sees it: tags dropped, the template's escapes undone, spaces folded. */
+function visible(body: string): string {
+  return body
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
+}
+
+/** The href of the link with this text, unescaped. */
+function linkTo(body: string, text: string): string | null {
+  const match = new RegExp(`<a href="([^"]+)">${text}</a>`).exec(body);
+  return match ? match[1]!.replace(/&amp;/g, '&') : null;
+}
+
+describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
+  let t: TestApp;
+  let as: AuthorizationServer;
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+    as = await startAuthorizationServer({ redirectUri: `${t.ctx.publicUrl}/oauth/callback` });
+  });
+  afterAll(async () => {
+    await as.close();
+    await t.close();
+  });
+
+  let n = 0;
+  /** A new account with its signed-in member, a server with OpenAI enabled, and an account key made by the services. */
+  async function newMember(mode: ServerMode = 'business') {
+    const email = `aud${++n}-${engine}@audience.example`;
+    const client = await signUpMember(t.app, { email, accountName: `Audience ${n}` });
+    const member = await t.ctx.store.db.selectFrom('members').select(['id', 'account_id']).where('email', '=', email).executeTakeFirstOrThrow();
+    const { serverId, serverKey } = await createServer(t.ctx, { accountId: member.account_id, name: 'Production', mode, actor: CLI_ACTOR });
+    await enableProvider(t.ctx, { serverId, slug: 'openai', actor: CLI_ACTOR });
+    const { key } = await createAccountKey(t.ctx, { accountId: member.account_id, label: 'backend', actor: CLI_ACTOR });
+    const page = `/dashboard/servers/${serverId}/audience`;
+    return { client, memberId: member.id, serverId, page, headers: keys({ accountKey: key, serverKey }) };
+  }
+  const readEndUser = (headers: Record<string, string>, id: string) =>
+    t.app.inject({ method: 'GET', url: `/v1/end-users/${encodeURIComponent(id)}`, headers });
+
+  it('says a personal-mode server has no audience and links to its Overview', async () => {
+    const { client, page, serverId } = await newMember('personal');
+    const response = await client.get(page);
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain(`<a href="${page}" aria-current="page">Audience</a>`);
+    expect(visible(response.body)).toContain(
+      'This server is in personal mode, so it has no audience: only a business-mode server keeps credentials for the end users of your product. Change its mode on the Overview tab .',
+    );
+    expect(response.body).toContain(`<a href="/dashboard/servers/${serverId}">Change its mode on the Overview tab</a>`);
+    expect(response.body).not.toContain('External user id');
+    expect((await client.get(`${page}/revoke?externalUserId=alice&provider=openai`)).statusCode).toBe(404);
+  });
+
+  it('lists end users with provider, type, status and dates, never a secret, and filters them', async () => {
+    const { client, page, headers } = await newMember();
+    const empty = await client.get(page);
+    expect(empty.statusCode).toBe(200);
+    expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(visible(empty.body)).toContain(EMPTY);
+
+    await connectStatic(t.app, headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY, organizationId: 'org-audience01' } });
+    await connectStatic(t.app, headers, { externalUserId: 'bob', values: { apiKey: OPENAI_KEY } });
+    await t.ctx.store.db.updateTable('credentials').set({ status: 'needs_reauth' }).where('provider', '=', 'openai')
+      .where('member_id', 'in', t.ctx.store.db.selectFrom('audience_members').select('id').where('external_user_id', '=', 'bob')).execute();
+    const listed = await client.get(page);
+    const text = visible(listed.body);
+    expect(text).toContain('External user id Added Updated Provider Type Status Connected Credential updated Actions');
+    expect(text).toMatch(/alice \d{4}-\d\d-\d\d \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC OpenAI Static Active \d{4}-/);
+    expect(text).toMatch(/bob \d{4}-\S+ \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC OpenAI Static Needs re-authorisation \d{4}-/);
+    expect(listed.body).toContain('aria-label="Revoke the OpenAI credential of alice">Revoke</button>');
+    expect(listed.body).not.toContain(OPENAI_KEY);
+    expect(listed.body).not.toContain('org-audience01');
+    expect(text).not.toContain(EMPTY);
+
+    const byPrefix = visible((await client.get(`${page}?provider=&prefix=ali`)).body);
+    expect(byPrefix).toContain('alice');
+    expect(byPrefix).not.toContain('bob');
+    // The provider filter keeps end users with an active credential of it: bob's needs re-authorisation.
+    const byProvider = visible((await client.get(`${page}?provider=openai&prefix=`)).body);
+    expect(byProvider).toContain('alice');
+    expect(byProvider).not.toContain('bob');
+    const none = await client.get(`${page}?prefix=zed`);
+    expect(visible(none.body)).toContain('No end users match this filter. Clear the filter to see them all.');
+  });
+
+  it('shows 20 end users a page with a "Next page" link carrying the cursor', async () => {
+    const { client, page, headers } = await newMember();
+    for (let i = 0; i <= 20; i++) {
+      await connectStatic(t.app, headers, { externalUserId: `user-${String(i).padStart(2, '0')}`, values: { apiKey: OPENAI_KEY } });
+    }
+    const first = await client.get(page);
+    expect(first.body).toContain('<code>user-19</code>');
+    expect(first.body).not.toContain('<code>user-20</code>');
+    expect(linkTo(first.body, 'First page')).toBeNull();
+    const next = linkTo(first.body, 'Next page');
+    expect(next).toMatch(new RegExp(`^${page}\\?cursor=`));
+    const second = await client.get(next!);
+    expect(second.statusCode).toBe(200);
+    expect(second.body).toContain('<code>user-20</code>');
+    expect(second.body).not.toContain('<code>user-00</code>');
+    expect(linkTo(second.body, 'Next page')).toBeNull();
+    expect(linkTo(second.body, 'First page')).toBe(page);
+  });
+
+  it('revokes a static credential through the confirmation; the audit trail names the member', async () => {
+    const { client, page, headers, memberId } = await newMember();
+    await connectStatic(t.app, headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY } });
+    const listed = await client.get(page);
+    expect(listed.body).toContain(`<form method="get" action="${page}/revoke">`);
+    const confirm = await client.get(`${page}/revoke?externalUserId=alice&provider=openai`);
+    expect(confirm.statusCode).toBe(200);
+    expect(visible(confirm.body)).toContain('Revoke the OpenAI credential of alice? Keyward erases it and asks the provider to revoke its tokens.');
+    expect(confirm.body).toContain(`<a href="${page}">Cancel</a>`);
+    expect(confirm.body).toContain('<button type="submit" class="danger">Revoke</button>');
+
+    const revoked = await client.post(`${page}/revoke`, { csrf: csrfOf(confirm.body), externalUserId: 'alice', provider: 'openai' });
+    expect(revoked.statusCode).toBe(303);
+    expect(revoked.headers.location).toBe(`${page}?notice=credential-revoked&revocation=not_supported`);
+    const after = await client.get(revoked.headers.location!);
+    expect(after.body).toContain(
+      '<p class="notice" role="status">Credential revoked. Keyward erased it; this provider offers no way to revoke tokens, so nothing more was sent to it.</p>',
+    );
+    expect(visible(after.body)).toMatch(/alice \d{4}-\S+ \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC No credentials/);
+    expect(after.body).not.toContain('Revoke the OpenAI credential of alice');
+    // Revoking one credential keeps the end user (with none left), as DELETE /v1/end-users/{id}?provider= does.
+    const read = await readEndUser(headers, 'alice');
+    expect(read.statusCode).toBe(200);
+    expect(read.json().credentials).toEqual([]);
+    const audit = await t.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'credential.revoked').where('actor', '=', `member:${memberId}`).execute();
+    expect(audit).toHaveLength(1);
+    expect((await client.get(`${page}/revoke?externalUserId=alice&provider=openai`)).statusCode).toBe(404);
+  });
+
+  it('revokes an OAuth credential and says the provider confirmed its tokens are revoked', async () => {
+    const { client, serverId, page, headers } = await newMember();
+    const providers = `/dashboard/servers/${serverId}/providers`;
+    const added = await client.submit(providers, `${providers}/custom-oauth`, {
+      oauthSlug: 'acme', oauthName: 'Acme', authorizationUrl: as.authorizationUrl, tokenUrl: as.tokenUrl, revocationUrl: as.revocationUrl,
+      oauthClientId: as.clients.basic.id, oauthClientSecret: as.clients.basic.secret, oauthScopes: 'api:read', tokenAuth: 'client_secret_basic',
+    });
+    expect(added.statusCode).toBe(303);
+    const start = await t.app.inject({ method: 'POST', url: '/v1/oauth/acme/start', headers, payload: { externalUserId: 'carol' } });
+    expect(start.statusCode).toBe(201);
+    const back = new URL(await as.approve(start.json().authorizationUrl));
+    expect((await t.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })).statusCode).toBe(200);
+    const token: string = (await readEndUser(headers, 'carol')).json().credentials[0].accessToken;
+    expect(await as.isActive(token)).toBe(true);
+
+    const listed = await client.get(page);
+    expect(visible(listed.body)).toMatch(/carol .* Acme OAuth Active \d{4}-/);
+    expect(listed.body).not.toContain(token);
+    expect(listed.body).not.toContain(as.clients.basic.secret);
+    const confirm = await client.get(`${page}/revoke?externalUserId=carol&provider=acme`);
+    expect(visible(confirm.body)).toContain('Revoke the Acme credential of carol? Keyward erases it and asks the provider to revoke its tokens.');
+    const revoked = await client.post(`${page}/revoke`, { csrf: csrfOf(confirm.body), externalUserId: 'carol', provider: 'acme' });
+    expect(revoked.headers.location).toBe(`${page}?notice=credential-revoked&revocation=succeeded`);
+    expect((await client.get(revoked.headers.location!)).body).toContain(
+      '<p class="notice" role="status">Credential revoked. Keyward erased it and the provider confirmed that its tokens are revoked.</p>',
+    );
+    expect(await as.isActive(token)).toBe(false);
+  });
+
+  it('shows only fixed notice texts, never the query', async () => {
+    const { client, page } = await newMember();
+    const forged = await client.get(`${page}?notice=credential-revoked&revocation=%3Cb%3Eowned%3C%2Fb%3E`);
+    expect(forged.body).toContain('<p class="notice" role="status">Credential revoked.</p>');
+    expect(forged.body).not.toContain('owned');
+    expect((await client.get(`${page}?notice=hello`)).body).not.toContain('class="notice"');
+  });
+
+  it('refuses a revoke without CSRF (403), without a provider or of an unknown credential (404), changing nothing', async () => {
+    const { client, page, headers } = await newMember();
+    await connectStatic(t.app, headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY } });
+    const before = await snapshotTables(t.ctx);
+    const missing = await client.post(`${page}/revoke`, { externalUserId: 'alice', provider: 'openai' });
+    expect(missing.statusCode).toBe(403);
+    expect((await client.post(`${page}/revoke`, { csrf: 'A'.repeat(43), externalUserId: 'alice', provider: 'openai' })).statusCode).toBe(403);
+    const csrf = csrfOf((await client.get(page)).body);
+    // Without a provider the service would erase every credential of the end user: the page never asks it to.
+    expect((await client.post(`${page}/revoke`, { csrf, externalUserId: 'alice', provider: '' })).statusCode).toBe(404);
+    expect((await client.post(`${page}/revoke`, { csrf, externalUserId: 'alice' })).statusCode).toBe(404);
+    expect((await client.post(`${page}/revoke`, { csrf, externalUserId: 'nobody', provider: 'openai' })).statusCode).toBe(404);
+    expect((await client.get(`${page}/revoke?externalUserId=alice&provider=github`)).statusCode).toBe(404);
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+    expect((await readEndUser(headers, 'alice')).json().credentials).toHaveLength(1);
+  });
+
+  it("gives another account's member a 404 for every Audience URL and lets them revoke nothing", async () => {
+    const owner = await newMember();
+    await connectStatic(t.app, owner.headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY } });
+    const other = await newMember();
+    const before = await snapshotTables(t.ctx);
+    const seen = await other.client.get(owner.page);
+    expect(seen.statusCode).toBe(404);
+    expect(seen.body).not.toContain('alice');
+    expect((await other.client.get(`${owner.page}/revoke?externalUserId=alice&provider=openai`)).statusCode).toBe(404);
+    const csrf = csrfOf((await other.client.get(other.page)).body);
+    expect((await other.client.post(`${owner.page}/revoke`, { csrf, externalUserId: 'alice', provider: 'openai' })).statusCode).toBe(404);
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+    expect((await readEndUser(owner.headers, 'alice')).json().credentials).toHaveLength(1);
+  });
+});

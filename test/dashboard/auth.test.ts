@@ -1,0 +1,182 @@
+/**
+ * Signing up, in and out of the dashboard: sessions in the database behind an HttpOnly cookie, a new
+ * session id at every sign-in (no fixation), CSRF on the anonymous forms too, and the lock-out after
+ * repeated failed sign-ins.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCK_SECONDS, MAX_FAILED_SIGN_INS } from '../../src/services/sessions.js';
+import { ENGINES } from '../helpers/databases.js';
+import { csrfOf, DashboardClient, signUpMember } from '../helpers/dashboard-session.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+  });
+  afterAll(() => t.close());
+
+  const signIn = async (client: DashboardClient, email: string, password: string) =>
+    client.submit('/dashboard/sign-in', '/dashboard/sign-in', { email, password });
+  const sessionRows = () => t.ctx.store.db.selectFrom('dashboard_sessions').selectAll().execute();
+
+  it('shows the sign-in form with the contract words and strict page headers', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain('<label for="field-email">Email</label>');
+    expect(response.body).toContain('<label for="field-password">Password</label>');
+    expect(response.body).toContain('<button type="submit">Sign in</button>');
+    expect(response.body).toContain('>Create account</a>');
+    expect(response.headers['content-security-policy']).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.body).not.toMatch(/<script>|<style>|\son[a-z]+="/);
+  });
+
+  it('signs a new member up into a new account, with the password hashed by scrypt and the session token stored as a digest', async () => {
+    const client = await signUpMember(t.app, { email: 'Founder@Acme.example', accountName: 'Acme' });
+    const token = client.cookies.get('keyward_session')!;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const member = await t.ctx.store.db.selectFrom('members').selectAll().where('email', '=', 'founder@acme.example').executeTakeFirstOrThrow();
+    expect(member.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(JSON.stringify(await sessionRows())).not.toContain(token);
+    const home = await client.get('/dashboard/servers');
+    expect(home.statusCode).toBe(200);
+    expect(home.body).toContain('founder@acme.example');
+    expect(home.body).toContain('Acme');
+  });
+
+  it('sets the session cookie HttpOnly, SameSite=Lax, on /dashboard, for the session lifetime', async () => {
+    const client = new DashboardClient(t.app);
+    const page = await client.get('/dashboard/sign-up');
+    const response = await client.post('/dashboard/sign-up', { csrf: csrfOf(page.body), accountName: 'Cookies', email: 'cookie@acme.example', password: PASSWORD });
+    expect(response.statusCode).toBe(303);
+    const header = ([] as string[]).concat(response.headers['set-cookie'] as string | string[]).find((c) => c.startsWith('keyward_session='))!;
+    expect(header.split('; ').slice(1)).toEqual(['Path=/dashboard', 'HttpOnly', 'SameSite=Lax', 'Max-Age=43200']);
+  });
+
+  it('refuses a second sign-up with the same email beside the Email field', async () => {
+    await signUpMember(t.app, { email: 'twice@acme.example' });
+    const client = new DashboardClient(t.app);
+    const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { accountName: 'Other', email: 'twice@acme.example', password: PASSWORD });
+    expect(response.statusCode).toBe(409);
+    expect(response.body).toMatch(/<p class="error" id="field-email-error">An account with this email exists already/);
+    expect(client.cookies.has('keyward_session')).toBe(false);
+  });
+
+  it('answers a wrong password with one message that does not say which part was wrong', async () => {
+    await signUpMember(t.app, { email: 'wrong@acme.example' });
+    const client = new DashboardClient(t.app);
+    const wrong = await signIn(client, 'wrong@acme.example', 'not the password');
+    const unknown = await signIn(client, 'nobody@acme.example', 'not the password');
+    for (const response of [wrong, unknown]) {
+      expect(response.statusCode).toBe(401);
+      expect(response.body).toContain('That email and password do not match an account.');
+    }
+    expect(wrong.body).toContain('value="wrong@acme.example"');
+    expect(client.cookies.has('keyward_session')).toBe(false);
+    expect((await client.get('/dashboard/servers')).headers.location).toBe('/dashboard/sign-in');
+  });
+
+  it('locks the member out after repeated failures, even for the right password, until the lock ends', async () => {
+    await signUpMember(t.app, { email: 'locked@acme.example' });
+    const client = new DashboardClient(t.app);
+    for (let i = 1; i < MAX_FAILED_SIGN_INS; i += 1) expect((await signIn(client, 'locked@acme.example', `guess ${i}`)).statusCode).toBe(401);
+    const last = await signIn(client, 'locked@acme.example', 'last guess');
+    expect(last.statusCode).toBe(429);
+    expect(last.body).toContain('Too many failed sign-ins for this account.');
+    expect((await signIn(client, 'locked@acme.example', PASSWORD)).statusCode).toBe(429);
+    t.clock.advance(LOCK_SECONDS + 1);
+    expect((await signIn(client, 'locked@acme.example', PASSWORD)).statusCode).toBe(303);
+    // A good sign-in starts the count again.
+    const member = await t.ctx.store.db.selectFrom('members').selectAll().where('email', '=', 'locked@acme.example').executeTakeFirstOrThrow();
+    expect(member).toMatchObject({ failed_sign_ins: 0, locked_until: null });
+  });
+
+  it('gives a new session id at sign-in and ends any session the browser brought (no fixation)', async () => {
+    const attacker = await signUpMember(t.app, { email: 'attacker@evil.example' });
+    await signUpMember(t.app, { email: 'victim@acme.example' });
+    const planted = attacker.cookies.get('keyward_session')!;
+    // The victim's browser carries the attacker's session cookie when it posts the sign-in form.
+    const victim = new DashboardClient(t.app);
+    const form = await victim.get('/dashboard/sign-in');
+    victim.cookies.set('keyward_session', planted);
+    const signedIn = await victim.post('/dashboard/sign-in', { csrf: csrfOf(form.body), email: 'victim@acme.example', password: PASSWORD });
+    expect(signedIn.statusCode).toBe(303);
+    const fresh = victim.cookies.get('keyward_session')!;
+    expect(fresh).not.toBe(planted);
+    expect((await victim.get('/dashboard/servers')).body).toContain('victim@acme.example');
+    // The planted session no longer opens anything.
+    expect((await attacker.get('/dashboard/servers')).headers.location).toBe('/dashboard/sign-in');
+  });
+
+  it('refuses a sign-in or sign-up posted without the form’s CSRF token, creating nothing', async () => {
+    await signUpMember(t.app, { email: 'csrf@acme.example' });
+    const before = (await sessionRows()).length;
+    const client = new DashboardClient(t.app);
+    const page = await client.get('/dashboard/sign-in');
+    const noToken = await client.post('/dashboard/sign-in', { email: 'csrf@acme.example', password: PASSWORD });
+    const wrongToken = await client.post('/dashboard/sign-in', { csrf: `${csrfOf(page.body)}x`, email: 'csrf@acme.example', password: PASSWORD });
+    // A cross-site form has the token of no nonce cookie of this browser.
+    const otherBrowser = await new DashboardClient(t.app).post('/dashboard/sign-in', { csrf: csrfOf(page.body), email: 'csrf@acme.example', password: PASSWORD });
+    const signUp = await new DashboardClient(t.app).post('/dashboard/sign-up', { accountName: 'X', email: 'new@acme.example', password: PASSWORD });
+    for (const response of [noToken, wrongToken, otherBrowser, signUp]) {
+      expect(response.statusCode).toBe(403);
+      expect(response.body).toContain('This form could not be verified.');
+    }
+    expect((await sessionRows()).length).toBe(before);
+    expect(await t.ctx.store.db.selectFrom('members').select('id').where('email', '=', 'new@acme.example').executeTakeFirst()).toBeUndefined();
+  });
+
+  it('refuses a signed-in POST without the session’s CSRF token', async () => {
+    const client = await signUpMember(t.app, { email: 'signed-in-csrf@acme.example' });
+    const response = await client.post('/dashboard/sign-out', {});
+    expect(response.statusCode).toBe(403);
+    expect((await client.get('/dashboard/servers')).statusCode).toBe(200);
+  });
+
+  it('signs out: the session is deleted and its cookie cleared', async () => {
+    const client = await signUpMember(t.app, { email: 'bye@acme.example' });
+    const token = client.cookies.get('keyward_session')!;
+    const response = await client.submit('/dashboard/servers', '/dashboard/sign-out', {});
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe('/dashboard/sign-in');
+    expect(client.cookies.has('keyward_session')).toBe(false);
+    const replay = new DashboardClient(t.app);
+    replay.cookies.set('keyward_session', token);
+    expect((await replay.get('/dashboard/servers')).headers.location).toBe('/dashboard/sign-in');
+  });
+
+  it('ends a session after its lifetime', async () => {
+    const client = await signUpMember(t.app, { email: 'expiry@acme.example' });
+    t.clock.advance(12 * 3600 + 1);
+    expect((await client.get('/dashboard/servers')).headers.location).toBe('/dashboard/sign-in');
+  });
+
+  it('sends a visitor without a session to the sign-in page, and shows a page for an unknown path', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/' })).headers.location).toBe('/dashboard');
+    expect((await t.app.inject({ method: 'GET', url: '/dashboard' })).headers.location).toBe('/dashboard/sign-in');
+    const missing = await t.app.inject({ method: 'GET', url: '/dashboard/no/such/page' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['content-type']).toMatch(/^text\/html/);
+    expect(missing.body).toContain('Page not found');
+  });
+});
+
+describe('dashboard cookies behind https', () => {
+  it('marks the session and CSRF cookies Secure when the public URL is https', async () => {
+    const t = await startTestApp('sqlite', { publicUrl: 'https://keyward.example' });
+    try {
+      const client = new DashboardClient(t.app);
+      const page = await client.get('/dashboard/sign-up');
+      expect(String(page.headers['set-cookie'])).toMatch(/^keyward_dashboard_csrf=[^;]+; Path=\/dashboard; HttpOnly; SameSite=Strict; Secure$/);
+      const response = await client.post('/dashboard/sign-up', { csrf: csrfOf(page.body), accountName: 'Secure', email: 'secure@acme.example', password: PASSWORD });
+      expect(String(response.headers['set-cookie'])).toMatch(/^keyward_session=[^;]+; Path=\/dashboard; HttpOnly; SameSite=Lax; Secure; Max-Age=43200$/);
+    } finally {
+      await t.close();
+    }
+  });
+});

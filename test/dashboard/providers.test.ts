@@ -1,0 +1,222 @@
+/**
+ * A server's Providers tab over app.inject: a provider enabled on the page works through the API at
+ * once; custom OAuth and static providers are added from their forms; refused forms answer 422 with the
+ * error beside the field and keep what was typed except secrets; a client secret never appears in a
+ * page; CSRF and other accounts' members change nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountKey } from '../../src/services/account-keys.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { createServer } from '../../src/services/servers.js';
+import { ENGINES } from '../helpers/databases.js';
+import { csrfOf, signUpMember, type DashboardClient } from '../helpers/dashboard-session.js';
+import { snapshotTables } from '../helpers/hosted-form.js';
+import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
+
+/** The page's text as a reader sees it: tags dropped, the template's escapes undone, spaces folded. */
+function visible(body: string): string {
+  return body
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
+}
+
+/** The error paragraph beside a field, as the page wires it (aria-describedby points at this id). */
+function errorBeside(body: string, field: string): string | null {
+  const match = new RegExp(`<p class="error" id="field-${field}-error">([^<]*)</p>`).exec(body);
+  return match ? visible(match[1]!).trim() : null;
+}
+
+describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+  });
+  afterAll(() => t.close());
+
+  let n = 0;
+  /** A new account with its signed-in member, a business-mode server and an account key made by the services. */
+  async function newMember() {
+    const email = `prov${++n}-${engine}@providers.example`;
+    const client = await signUpMember(t.app, { email, accountName: `Providers ${n}` });
+    const { account_id: accountId } = await t.ctx.store.db.selectFrom('members').select('account_id').where('email', '=', email).executeTakeFirstOrThrow();
+    const { serverId, serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
+    const { key } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
+    const page = `/dashboard/servers/${serverId}/providers`;
+    return { client, accountId, serverId, page, headers: keys({ accountKey: key, serverKey }) };
+  }
+  const connect = (headers: Record<string, string>, provider: string) =>
+    t.app.inject({ method: 'POST', url: `/v1/credentials/static/${provider}/connect`, headers, payload: { externalUserId: 'alice' } });
+  const enable = (client: DashboardClient, page: string, fields: Record<string, string>) =>
+    client.submit(page, page, { provider: '', clientId: '', clientSecret: '', scopes: '', ...fields });
+  const customOAuth = (client: DashboardClient, page: string, fields: Record<string, string>) =>
+    client.submit(page, `${page}/custom-oauth`, {
+      oauthSlug: 'acme-sso',
+      oauthName: 'Acme SSO',
+      authorizationUrl: 'https://sso.acme.example/authorize',
+      tokenUrl: 'https://sso.acme.example/token',
+      revocationUrl: '',
+      oauthClientId: 'acme-client-id',
+      oauthClientSecret: 'acme-client-secret-5f1e9c',
+      oauthScopes: 'read write',
+      tokenAuth: 'client_secret_post',
+      ...fields,
+    });
+
+  it('enables a static provider from the catalog, after which the API connects through it', async () => {
+    const { client, page, headers } = await newMember();
+    const empty = await client.get(page);
+    expect(empty.statusCode).toBe(200);
+    expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(empty.body).not.toMatch(/<script>|\son[a-z]+="/);
+    expect(empty.body).toContain('<a href="' + page + '" aria-current="page">Providers</a>');
+    expect(visible(empty.body)).toContain('No providers enabled yet. Enable one from the catalog below, or add a custom provider.');
+    expect(visible(empty.body)).toContain('Register this callback URL in it: http://keyward.test/oauth/callback');
+    for (const heading of ['Enable a provider', 'Add a custom OAuth provider', 'Add a custom static provider']) expect(empty.body).toContain(`>${heading}</h2>`);
+    expect(empty.body).toContain('<option value="github">GitHub (OAuth)</option>');
+    expect(empty.body).toContain('<option value="openai">OpenAI (static API key)</option>');
+    expect(empty.body).toMatch(/<input id="field-clientSecret" name="clientSecret" type="password"/);
+    expect((await connect(headers, 'openai')).statusCode).not.toBe(201);
+
+    const enabled = await enable(client, page, { provider: 'openai' });
+    expect(enabled.statusCode).toBe(303);
+    expect(enabled.headers.location).toBe(`${page}?notice=provider-enabled`);
+    const listed = await client.get(enabled.headers.location!);
+    expect(listed.body).toContain('<p class="notice" role="status">Provider enabled on this server.</p>');
+    expect(visible(listed.body)).toMatch(/OpenAI openai Static — — \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(visible(listed.body)).not.toContain('No providers enabled yet');
+
+    expect((await connect(headers, 'openai')).statusCode).toBe(201);
+  });
+
+  it('refuses an OAuth provider without its client id beside Client ID, keeping the typed values but not the secret', async () => {
+    const { client, page, serverId } = await newMember();
+    const before = await snapshotTables(t.ctx);
+    const refused = await enable(client, page, { provider: 'github', clientSecret: 'gh-typed-secret-31d7', scopes: 'repo, read:user' });
+    expect(refused.statusCode).toBe(422);
+    expect(errorBeside(refused.body, 'clientId')).toBe('GitHub is an OAuth provider: give the OAuth client id and secret of your app.');
+    expect(refused.body).toMatch(/<input id="field-clientId" name="clientId" type="text" value="" autocomplete="off" aria-invalid="true" aria-describedby="field-clientId-hint field-clientId-error">/);
+    expect(errorBeside(refused.body, 'clientSecret')).toBeNull();
+    expect(refused.body).toContain('<option value="github" selected>GitHub (OAuth)</option>');
+    expect(refused.body).toContain('value="repo, read:user"');
+    expect(refused.body).not.toContain('gh-typed-secret-31d7');
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+
+    const nothingChosen = await enable(client, page, {});
+    expect(nothingChosen.statusCode).toBe(422);
+    expect(errorBeside(nothingChosen.body, 'provider')).toBe('Choose a provider.');
+
+    const staticWithClient = await enable(client, page, { provider: 'openai', clientId: 'not-for-static' });
+    expect(staticWithClient.statusCode).toBe(422);
+    expect(errorBeside(staticWithClient.body, 'clientId')).toBe('OpenAI takes static credentials: it has no OAuth client or scopes.');
+
+    const ok = await enable(client, page, { provider: 'github', clientId: 'Iv1.gh-client', clientSecret: 'gh-typed-secret-31d7', scopes: 'repo, read:user' });
+    expect(ok.statusCode).toBe(303);
+    const listed = await client.get(page);
+    expect(visible(listed.body)).toMatch(/GitHub github OAuth Iv1\.gh-client repo read:user \d{4}-/);
+    expect(listed.body).not.toContain('gh-typed-secret-31d7');
+    const row = await t.ctx.store.db.selectFrom('server_providers').selectAll().where('server_id', '=', serverId).where('provider', '=', 'github').executeTakeFirstOrThrow();
+    expect(row.client_id).toBe('Iv1.gh-client');
+    expect(Buffer.from(row.client_secret!).toString('latin1')).not.toContain('gh-typed-secret-31d7');
+
+    expect((await enable(client, page, { provider: 'google', clientId: 'g-client', clientSecret: 'g-secret-77aa' })).statusCode).toBe(303);
+    expect(visible((await client.get(page)).body)).toMatch(/Google google OAuth g-client openid email profile \(defaults\) \d{4}-/);
+  });
+
+  it('adds a custom OAuth provider and a custom static one, both listed as Custom; the client secret never shows', async () => {
+    const { client, page, serverId, headers } = await newMember();
+    const added = await customOAuth(client, page, {});
+    expect(added.statusCode).toBe(303);
+    expect(added.headers.location).toBe(`${page}?notice=provider-added`);
+
+    const staticAdded = await client.submit(page, `${page}/custom-static`, {
+      staticSlug: 'acme-crm',
+      staticName: 'Acme CRM',
+      fields: 'apiKey:API key:secret\r\n\r\nregion:Region:optional',
+    });
+    expect(staticAdded.statusCode).toBe(303);
+    const listed = await client.get(`${page}?notice=provider-added`);
+    expect(listed.body).toContain('<p class="notice" role="status">Custom provider added and enabled on this server.</p>');
+    const text = visible(listed.body);
+    expect(text).toMatch(/Acme CRM Custom acme-crm Static — — \d{4}-/);
+    expect(text).toMatch(/Acme SSO Custom acme-sso OAuth acme-client-id read write \d{4}-/);
+    expect((await connect(headers, 'acme-crm')).statusCode).toBe(201);
+
+    for (const url of [page, `/dashboard/servers/${serverId}`, `/dashboard/servers/${serverId}/audience`, '/dashboard/audit']) {
+      expect((await client.get(url)).body).not.toContain('acme-client-secret-5f1e9c');
+    }
+  });
+
+  it('refuses a bad slug, a plain-http endpoint and bad field specs beside their fields', async () => {
+    const { client, page } = await newMember();
+    const before = await snapshotTables(t.ctx);
+    const badSlug = await customOAuth(client, page, { oauthSlug: 'Acme SSO' });
+    expect(badSlug.statusCode).toBe(422);
+    expect(errorBeside(badSlug.body, 'oauthSlug')).toBe('Use 1 to 63 lower-case letters, digits and -, starting with a letter or digit.');
+    expect(badSlug.body).toContain('value="https://sso.acme.example/authorize"');
+    expect(badSlug.body).not.toContain('acme-client-secret-5f1e9c');
+
+    const plainHttp = await customOAuth(client, page, { tokenUrl: 'http://sso.acme.example/token' });
+    expect(plainHttp.statusCode).toBe(422);
+    expect(errorBeside(plainHttp.body, 'tokenUrl')).toBe('The token URL must be https (http only on 127.0.0.1, localhost or [::1]).');
+    expect(errorBeside(plainHttp.body, 'authorizationUrl')).toBeNull();
+
+    const missing = await customOAuth(client, page, { oauthClientId: '', oauthClientSecret: '' });
+    expect(missing.statusCode).toBe(422);
+    expect(errorBeside(missing.body, 'oauthClientId')).toBe('Enter the client ID.');
+    expect(errorBeside(missing.body, 'oauthClientSecret')).toBe('Enter the client secret.');
+
+    const builtIn = await client.submit(page, `${page}/custom-static`, { staticSlug: 'openai', staticName: '', fields: 'apiKey:API key:secret' });
+    expect(builtIn.statusCode).toBe(422);
+    expect(errorBeside(builtIn.body, 'staticSlug')).toBe('"openai" is a built-in provider: enable it instead, or pick another slug.');
+
+    const badFields = await client.submit(page, `${page}/custom-static`, { staticSlug: 'acme-crm', staticName: 'Acme CRM', fields: 'apiKey:API key:secret\nregion:Region:secrit' });
+    expect(badFields.statusCode).toBe(422);
+    expect(errorBeside(badFields.body, 'fields')).toBe('Line 2: field "region:Region:secrit": "secrit" is neither secret nor optional.');
+    expect(badFields.body).toContain('aria-invalid="true" aria-describedby="field-fields-hint field-fields-error">apiKey:API key:secret\nregion:Region:secrit</textarea>');
+    expect(badFields.body).toContain('value="Acme CRM"');
+
+    const noFields = await client.submit(page, `${page}/custom-static`, { staticSlug: 'acme-crm', staticName: '', fields: '  \n' });
+    expect(errorBeside(noFields.body, 'fields')).toBe('Enter at least one field, one per line, e.g. apiKey:API key:secret');
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+  });
+
+  it('answers 403 to a form without its CSRF token or with a wrong one, and changes nothing', async () => {
+    const { client, page } = await newMember();
+    const before = await snapshotTables(t.ctx);
+    const posts: [string, Record<string, string>][] = [
+      [page, { provider: 'openai' }],
+      [`${page}/custom-static`, { staticSlug: 'acme-crm', fields: 'apiKey:API key:secret' }],
+      [`${page}/custom-oauth`, { oauthSlug: 'acme-sso', authorizationUrl: 'https://a.example/a', tokenUrl: 'https://a.example/t', oauthClientId: 'x', oauthClientSecret: 'y' }],
+    ];
+    for (const [action, fields] of posts) {
+      const missing = await client.post(action, fields);
+      expect(missing.statusCode).toBe(403);
+      expect(visible(missing.body)).toContain('This form could not be verified.');
+      expect((await client.post(action, { ...fields, csrf: 'A'.repeat(43) })).statusCode).toBe(403);
+    }
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+  });
+
+  it("gives another account's member a 404 for every Providers URL and lets them change nothing", async () => {
+    const owner = await newMember();
+    const other = await newMember();
+    const before = await snapshotTables(t.ctx);
+    const seen = await other.client.get(owner.page);
+    expect(seen.statusCode).toBe(404);
+    expect(visible(seen.body)).toContain('This page does not exist, or it belongs to another account.');
+    const csrf = csrfOf((await other.client.get(other.page)).body);
+    const posts: [string, Record<string, string>][] = [
+      [owner.page, { provider: 'openai' }],
+      [`${owner.page}/custom-static`, { staticSlug: 'acme-crm', fields: 'apiKey:API key:secret' }],
+      [`${owner.page}/custom-oauth`, { oauthSlug: 'acme-sso', authorizationUrl: 'https://a.example/a', tokenUrl: 'https://a.example/t', oauthClientId: 'x', oauthClientSecret: 'y' }],
+    ];
+    for (const [action, fields] of posts) expect((await other.client.post(action, { csrf, ...fields })).statusCode).toBe(404);
+    expect((await other.client.get('/dashboard/servers/srv_unknown/providers')).statusCode).toBe(404);
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+  });
+});
