@@ -8,24 +8,12 @@ import { createAccountKey, listAccountKeys } from '../../src/services/account-ke
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, DashboardClient, signUpMember } from '../helpers/dashboard-session.js';
+import { csrfOf, DashboardClient, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const KEYS = '/dashboard/developer/api-keys';
 const KEY_IN_PAGE = /value="(service_acct_[0-9a-f]{72})"/;
-
-/** The page's text as a reader sees it: tags dropped, the template's escapes undone, spaces folded. */
-function visible(body: string): string {
-  return body
-    .replace(/<[^>]+>/g, '')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ');
-}
 
 describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   let t: TestApp;
@@ -39,7 +27,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   async function newMember() {
     const email = `dev${++n}-${engine}@keys.example`;
     const client = await signUpMember(t.app, { email, accountName: `Keys ${n}` });
-    const { account_id: accountId } = await t.ctx.store.db.selectFrom('members').select('account_id').where('email', '=', email).executeTakeFirstOrThrow();
+    const { account_id: accountId } = await memberByEmail(t.ctx.store.db, email);
     const { serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     return { client, email, accountId, serverKey };
   }

@@ -11,24 +11,12 @@ import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../helpers/authorization-server.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, signUpMember } from '../helpers/dashboard-session.js';
+import { csrfOf, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
 import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const OPENAI_KEY = 'sk-proj-audienceSecretValue0123456789';
 const EMPTY = 'No end users yet. Your backend adds them with POST /v1/oauth/{provider}/start or POST /v1/credentials/static/{provider}/connect.';
-
-/** The page's text as a reader sees it: tags dropped, the template's escapes undone, spaces folded. */
-function visible(body: string): string {
-  return body
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ');
-}
 
 /** The href of the link with this text, unescaped. */
 function linkTo(body: string, text: string): string | null {
@@ -53,7 +41,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
   async function newMember(mode: ServerMode = 'business') {
     const email = `aud${++n}-${engine}@audience.example`;
     const client = await signUpMember(t.app, { email, accountName: `Audience ${n}` });
-    const member = await t.ctx.store.db.selectFrom('members').select(['id', 'account_id']).where('email', '=', email).executeTakeFirstOrThrow();
+    const member = await memberByEmail(t.ctx.store.db, email);
     const { serverId, serverKey } = await createServer(t.ctx, { accountId: member.account_id, name: 'Production', mode, actor: CLI_ACTOR });
     await enableProvider(t.ctx, { serverId, slug: 'openai', actor: CLI_ACTOR });
     const { key } = await createAccountKey(t.ctx, { accountId: member.account_id, label: 'backend', actor: CLI_ACTOR });
@@ -68,7 +56,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     const response = await client.get(page);
     expect(response.statusCode).toBe(200);
     expect(response.body).toContain(`<a href="${page}" aria-current="page">Audience</a>`);
-    expect(visible(response.body)).toContain(
+    expect(visible(response.body, ' ')).toContain(
       'This server is in personal mode, so it has no audience: only a business-mode server keeps credentials for the end users of your product. Change its mode on the Overview tab .',
     );
     expect(response.body).toContain(`<a href="/dashboard/servers/${serverId}">Change its mode on the Overview tab</a>`);
@@ -81,14 +69,14 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     const empty = await client.get(page);
     expect(empty.statusCode).toBe(200);
     expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
-    expect(visible(empty.body)).toContain(EMPTY);
+    expect(visible(empty.body, ' ')).toContain(EMPTY);
 
     await connectStatic(t.app, headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY, organizationId: 'org-audience01' } });
     await connectStatic(t.app, headers, { externalUserId: 'bob', values: { apiKey: OPENAI_KEY } });
     await t.ctx.store.db.updateTable('credentials').set({ status: 'needs_reauth' }).where('provider', '=', 'openai')
       .where('member_id', 'in', t.ctx.store.db.selectFrom('audience_members').select('id').where('external_user_id', '=', 'bob')).execute();
     const listed = await client.get(page);
-    const text = visible(listed.body);
+    const text = visible(listed.body, ' ');
     expect(text).toContain('External user id Added Updated Provider Type Status Connected Credential updated Actions');
     expect(text).toMatch(/alice \d{4}-\d\d-\d\d \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC OpenAI Static Active \d{4}-/);
     expect(text).toMatch(/bob \d{4}-\S+ \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC OpenAI Static Needs re-authorisation \d{4}-/);
@@ -97,15 +85,15 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect(listed.body).not.toContain('org-audience01');
     expect(text).not.toContain(EMPTY);
 
-    const byPrefix = visible((await client.get(`${page}?provider=&prefix=ali`)).body);
+    const byPrefix = visible((await client.get(`${page}?provider=&prefix=ali`)).body, ' ');
     expect(byPrefix).toContain('alice');
     expect(byPrefix).not.toContain('bob');
     // The provider filter keeps end users with an active credential of it: bob's needs re-authorisation.
-    const byProvider = visible((await client.get(`${page}?provider=openai&prefix=`)).body);
+    const byProvider = visible((await client.get(`${page}?provider=openai&prefix=`)).body, ' ');
     expect(byProvider).toContain('alice');
     expect(byProvider).not.toContain('bob');
     const none = await client.get(`${page}?prefix=zed`);
-    expect(visible(none.body)).toContain('No end users match this filter. Clear the filter to see them all.');
+    expect(visible(none.body, ' ')).toContain('No end users match this filter. Clear the filter to see them all.');
   });
 
   it('shows 20 end users a page with a "Next page" link carrying the cursor', async () => {
@@ -134,7 +122,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect(listed.body).toContain(`<form method="get" action="${page}/revoke">`);
     const confirm = await client.get(`${page}/revoke?externalUserId=alice&provider=openai`);
     expect(confirm.statusCode).toBe(200);
-    expect(visible(confirm.body)).toContain('Revoke the OpenAI credential of alice? Keyward erases it and asks the provider to revoke its tokens.');
+    expect(visible(confirm.body, ' ')).toContain('Revoke the OpenAI credential of alice? Keyward erases it and asks the provider to revoke its tokens.');
     expect(confirm.body).toContain(`<a href="${page}">Cancel</a>`);
     expect(confirm.body).toContain('<button type="submit" class="danger">Revoke</button>');
 
@@ -145,7 +133,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect(after.body).toContain(
       '<p class="notice" role="status">Credential revoked. Keyward erased it; this provider offers no way to revoke tokens, so nothing more was sent to it.</p>',
     );
-    expect(visible(after.body)).toMatch(/alice \d{4}-\S+ \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC No credentials/);
+    expect(visible(after.body, ' ')).toMatch(/alice \d{4}-\S+ \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC No credentials/);
     expect(after.body).not.toContain('Revoke the OpenAI credential of alice');
     // Revoking one credential keeps the end user (with none left), as DELETE /v1/end-users/{id}?provider= does.
     const read = await readEndUser(headers, 'alice');
@@ -172,11 +160,11 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect(await as.isActive(token)).toBe(true);
 
     const listed = await client.get(page);
-    expect(visible(listed.body)).toMatch(/carol .* Acme OAuth Active \d{4}-/);
+    expect(visible(listed.body, ' ')).toMatch(/carol .* Acme OAuth Active \d{4}-/);
     expect(listed.body).not.toContain(token);
     expect(listed.body).not.toContain(as.clients.basic.secret);
     const confirm = await client.get(`${page}/revoke?externalUserId=carol&provider=acme`);
-    expect(visible(confirm.body)).toContain('Revoke the Acme credential of carol? Keyward erases it and asks the provider to revoke its tokens.');
+    expect(visible(confirm.body, ' ')).toContain('Revoke the Acme credential of carol? Keyward erases it and asks the provider to revoke its tokens.');
     const revoked = await client.post(`${page}/revoke`, { csrf: csrfOf(confirm.body), externalUserId: 'carol', provider: 'acme' });
     expect(revoked.headers.location).toBe(`${page}?notice=credential-revoked&revocation=succeeded`);
     expect((await client.get(revoked.headers.location!)).body).toContain(

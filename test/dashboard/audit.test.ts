@@ -11,21 +11,10 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, rotateServerKey, setServerMode } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, signUpMember } from '../helpers/dashboard-session.js';
+import { csrfOf, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const KEYS = '/dashboard/developer/api-keys';
-
-function visible(body: string): string {
-  return body
-    .replace(/<[^>]+>/g, '')
-    .replace(/&#39;/g, "'")
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ');
-}
 
 /** The rows of the audit table, each as its visible text. */
 function rows(body: string): string[] {
@@ -44,7 +33,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
   async function newMember() {
     const email = `audit${++n}-${engine}@audit.example`;
     const client = await signUpMember(t.app, { email, accountName: `Audit ${n}` });
-    const { account_id: accountId } = await t.ctx.store.db.selectFrom('members').select('account_id').where('email', '=', email).executeTakeFirstOrThrow();
+    const { account_id: accountId } = await memberByEmail(t.ctx.store.db, email);
     return { client, email, accountId };
   }
 

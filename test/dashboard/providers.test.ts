@@ -9,26 +9,14 @@ import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, signUpMember, type DashboardClient } from '../helpers/dashboard-session.js';
+import { csrfOf, signUpMember, type DashboardClient, memberByEmail, visible } from '../helpers/dashboard-session.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
-
-/** The page's text as a reader sees it: tags dropped, the template's escapes undone, spaces folded. */
-function visible(body: string): string {
-  return body
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ');
-}
 
 /** The error paragraph beside a field, as the page wires it (aria-describedby points at this id). */
 function errorBeside(body: string, field: string): string | null {
   const match = new RegExp(`<p class="error" id="field-${field}-error">([^<]*)</p>`).exec(body);
-  return match ? visible(match[1]!).trim() : null;
+  return match ? visible(match[1]!, ' ').trim() : null;
 }
 
 describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
@@ -43,7 +31,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
   async function newMember() {
     const email = `prov${++n}-${engine}@providers.example`;
     const client = await signUpMember(t.app, { email, accountName: `Providers ${n}` });
-    const { account_id: accountId } = await t.ctx.store.db.selectFrom('members').select('account_id').where('email', '=', email).executeTakeFirstOrThrow();
+    const { account_id: accountId } = await memberByEmail(t.ctx.store.db, email);
     const { serverId, serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     const { key } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
     const page = `/dashboard/servers/${serverId}/providers`;
@@ -74,8 +62,8 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
     expect(empty.body).not.toMatch(/<script>|\son[a-z]+="/);
     expect(empty.body).toContain('<a href="' + page + '" aria-current="page">Providers</a>');
-    expect(visible(empty.body)).toContain('No providers enabled yet. Enable one from the catalog below, or add a custom provider.');
-    expect(visible(empty.body)).toContain('Register this callback URL in it: http://keyward.test/oauth/callback');
+    expect(visible(empty.body, ' ')).toContain('No providers enabled yet. Enable one from the catalog below, or add a custom provider.');
+    expect(visible(empty.body, ' ')).toContain('Register this callback URL in it: http://keyward.test/oauth/callback');
     for (const heading of ['Enable a provider', 'Add a custom OAuth provider', 'Add a custom static provider']) expect(empty.body).toContain(`>${heading}</h2>`);
     expect(empty.body).toContain('<option value="github">GitHub (OAuth)</option>');
     expect(empty.body).toContain('<option value="openai">OpenAI (static API key)</option>');
@@ -87,8 +75,8 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(enabled.headers.location).toBe(`${page}?notice=provider-enabled`);
     const listed = await client.get(enabled.headers.location!);
     expect(listed.body).toContain('<p class="notice" role="status">Provider enabled on this server.</p>');
-    expect(visible(listed.body)).toMatch(/OpenAI openai Static — — \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
-    expect(visible(listed.body)).not.toContain('No providers enabled yet');
+    expect(visible(listed.body, ' ')).toMatch(/OpenAI openai Static — — \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(visible(listed.body, ' ')).not.toContain('No providers enabled yet');
 
     expect((await connect(headers, 'openai')).statusCode).toBe(201);
   });
@@ -117,14 +105,14 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     const ok = await enable(client, page, { provider: 'github', clientId: 'Iv1.gh-client', clientSecret: 'gh-typed-secret-31d7', scopes: 'repo, read:user' });
     expect(ok.statusCode).toBe(303);
     const listed = await client.get(page);
-    expect(visible(listed.body)).toMatch(/GitHub github OAuth Iv1\.gh-client repo read:user \d{4}-/);
+    expect(visible(listed.body, ' ')).toMatch(/GitHub github OAuth Iv1\.gh-client repo read:user \d{4}-/);
     expect(listed.body).not.toContain('gh-typed-secret-31d7');
     const row = await t.ctx.store.db.selectFrom('server_providers').selectAll().where('server_id', '=', serverId).where('provider', '=', 'github').executeTakeFirstOrThrow();
     expect(row.client_id).toBe('Iv1.gh-client');
     expect(Buffer.from(row.client_secret!).toString('latin1')).not.toContain('gh-typed-secret-31d7');
 
     expect((await enable(client, page, { provider: 'google', clientId: 'g-client', clientSecret: 'g-secret-77aa' })).statusCode).toBe(303);
-    expect(visible((await client.get(page)).body)).toMatch(/Google google OAuth g-client openid email profile \(defaults\) \d{4}-/);
+    expect(visible((await client.get(page)).body, ' ')).toMatch(/Google google OAuth g-client openid email profile \(defaults\) \d{4}-/);
   });
 
   it('adds a custom OAuth provider and a custom static one, both listed as Custom; the client secret never shows', async () => {
@@ -141,7 +129,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(staticAdded.statusCode).toBe(303);
     const listed = await client.get(`${page}?notice=provider-added`);
     expect(listed.body).toContain('<p class="notice" role="status">Custom provider added and enabled on this server.</p>');
-    const text = visible(listed.body);
+    const text = visible(listed.body, ' ');
     expect(text).toMatch(/Acme CRM Custom acme-crm Static — — \d{4}-/);
     expect(text).toMatch(/Acme SSO Custom acme-sso OAuth acme-client-id read write \d{4}-/);
     expect((await connect(headers, 'acme-crm')).statusCode).toBe(201);
@@ -196,7 +184,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     for (const [action, fields] of posts) {
       const missing = await client.post(action, fields);
       expect(missing.statusCode).toBe(403);
-      expect(visible(missing.body)).toContain('This form could not be verified.');
+      expect(visible(missing.body, ' ')).toContain('This form could not be verified.');
       expect((await client.post(action, { ...fields, csrf: 'A'.repeat(43) })).statusCode).toBe(403);
     }
     expect(await snapshotTables(t.ctx)).toEqual(before);
@@ -208,7 +196,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     const before = await snapshotTables(t.ctx);
     const seen = await other.client.get(owner.page);
     expect(seen.statusCode).toBe(404);
-    expect(visible(seen.body)).toContain('This page does not exist, or it belongs to another account.');
+    expect(visible(seen.body, ' ')).toContain('This page does not exist, or it belongs to another account.');
     const csrf = csrfOf((await other.client.get(other.page)).body);
     const posts: [string, Record<string, string>][] = [
       [owner.page, { provider: 'openai' }],

@@ -9,25 +9,13 @@ import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { listRedirectUris } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, type DashboardClient, signUpMember } from '../helpers/dashboard-session.js';
+import { csrfOf, type DashboardClient, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const SERVERS = '/dashboard/servers';
 const KEY_IN_PAGE = /id="shown-once-value" class="secret" type="text" readonly value="(service_srv_[0-9a-f]{72})"/;
 const SERVER_IN_PAGE = /action="\/dashboard\/servers\/(srv_[0-9a-f]{28})\/mode"/;
-
-/** The page's text as a reader sees it: tags dropped, the template's escapes undone, spaces folded. */
-function visible(body: string): string {
-  return body
-    .replace(/<[^>]+>/g, '')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ');
-}
 
 describe.each(ENGINES)('Servers pages on %s', (engine) => {
   let t: TestApp;
@@ -41,7 +29,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   async function newMember() {
     const email = `srv${++n}-${engine}@servers.example`;
     const client = await signUpMember(t.app, { email, accountName: `Servers ${n}` });
-    const member = await t.ctx.store.db.selectFrom('members').select(['id', 'account_id']).where('email', '=', email).executeTakeFirstOrThrow();
+    const member = await memberByEmail(t.ctx.store.db, email);
     const { key: accountKey } = await createAccountKey(t.ctx, { accountId: member.account_id, label: 'backend', actor: CLI_ACTOR });
     return { client, memberId: member.id, accountId: member.account_id, accountKey };
   }

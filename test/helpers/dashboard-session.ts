@@ -3,6 +3,8 @@
  * keeps the cookies it is given, and reads each page's CSRF token from its forms.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/store/schema.js';
 
 export class DashboardClient {
   readonly cookies = new Map<string, string>();
@@ -61,4 +63,24 @@ export async function signUpMember(app: FastifyInstance, input: { accountName?: 
   });
   if (response.statusCode !== 303) throw new Error(`sign-up answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
   return client;
+}
+
+/**
+ * The page's text as a reader sees it: tags dropped (or, with ' ', turned into spaces, for tables
+ * whose cells would otherwise run together), the template's escapes undone, spaces folded.
+ */
+export function visible(body: string, tagsAs: '' | ' ' = ''): string {
+  return body
+    .replace(/<[^>]+>/g, tagsAs)
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
+}
+
+/** The member row (and its account) of a signed-up email. */
+export async function memberByEmail(db: Kysely<Database>, email: string): Promise<{ id: string; account_id: string }> {
+  return db.selectFrom('members').select(['id', 'account_id']).where('email', '=', email).executeTakeFirstOrThrow();
 }
