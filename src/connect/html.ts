@@ -30,7 +30,8 @@ export function html(strings: TemplateStringsArray, ...parts: Part[]): SafeHtml 
   return new SafeHtml(out);
 }
 
-export function page(title: string, body: SafeHtml): string {
+/** The document around every page Keyward serves: its own stylesheet, and a script only where one is named. */
+export function htmlDocument(title: string, assets: { stylesheet: string; script?: string }, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -38,15 +39,25 @@ export function page(title: string, body: SafeHtml): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${title} · Keyward</title>
-<link rel="stylesheet" href="/assets/keyward.css">
+<link rel="stylesheet" href="${assets.stylesheet}">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+${assets.script ? html`<script src="${assets.script}" defer></script>` : ''}
 </head>
-<body>
+${body}
+</html>
+`.value;
+}
+
+/** An end user's page (hosted form, OAuth callback): one card, no script. */
+export function page(title: string, body: SafeHtml): string {
+  return htmlDocument(
+    title,
+    { stylesheet: '/assets/keyward.css' },
+    html`<body>
 <main class="card">
 ${body}
 </main>
 <footer>Secured by Keyward</footer>
-</body>
-</html>
-`.value;
+</body>`,
+  );
 }

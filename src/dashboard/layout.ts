@@ -4,7 +4,7 @@
  * template; the only script is /assets/dashboard.js (the "Copy" buttons), so the CSP allows no inline code.
  */
 import type { FastifyReply } from 'fastify';
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, htmlDocument, type SafeHtml } from '../connect/html.js';
 import type { MemberSession } from '../services/sessions.js';
 
 export type Section = 'servers' | 'developer' | 'audit';
@@ -20,20 +20,7 @@ export const DASHBOARD_CSP =
   "frame-ancestors 'none'; base-uri 'none'";
 
 function document(title: string, body: SafeHtml): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${title} · Keyward</title>
-<link rel="stylesheet" href="/assets/dashboard.css">
-<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
-<script src="/assets/dashboard.js" defer></script>
-</head>
-${body}
-</html>
-`.value;
+  return htmlDocument(title, { stylesheet: '/assets/dashboard.css', script: '/assets/dashboard.js' }, body);
 }
 
 /** A hidden field with the session's CSRF token: every form of a signed-in page carries one. */

@@ -2,8 +2,9 @@
  * Key formats of CONTRACT 1: a prefix, 64 hex of 32 CSPRNG bytes, then 8 hex of the CRC-32 (IEEE) of
  * those 64 characters. Pure functions, no I/O: the guard runs them before touching the database.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { sha256Hex } from '../digest.js';
 
 export type KeyKind = 'account' | 'server';
 
@@ -40,7 +41,7 @@ export function isWellFormedKey(kind: KeyKind, value: string): boolean {
 
 /** What is stored instead of the key: its SHA-256, hex. The key has 256 random bits, so no salt or stretching is needed. */
 export function keyDigest(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 /** What may be shown after creation: the prefix, an ellipsis and the last four characters. */

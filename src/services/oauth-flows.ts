@@ -3,9 +3,9 @@
  * (the state as a digest, the verifier sealed); the callback claims the flow once, swaps the code, and
  * stores the tokens. A flow moves pending → exchanging → completed | failed, or pending → cancelled.
  */
-import { createHash } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
 import { Problem } from '../errors.js';
+import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import type { Db, ServiceContext } from './context.js';
 import { openCredentialSecret, storeCredential } from './credentials.js';
@@ -28,9 +28,6 @@ export function callbackUrl(ctx: ServiceContext): string {
   return `${ctx.publicUrl}/oauth/callback`;
 }
 
-function stateDigest(state: string): string {
-  return createHash('sha256').update(state).digest('hex');
-}
 
 function verifierAad(flowId: string, serverId: string): string {
   return `oauth_flows|${flowId}|${serverId}`;
@@ -60,7 +57,7 @@ export async function startFlow(
       server_id: input.serverId,
       external_user_id: input.externalUserId,
       provider: input.slug,
-      state_digest: stateDigest(state),
+      state_digest: sha256Hex(state),
       verifier: ctx.vault.seal(verifier, verifierAad(id, input.serverId)),
       redirect_uri: input.redirectUri ?? null,
       scopes: JSON.stringify(scopes),
@@ -121,7 +118,7 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
     .selectFrom('oauth_flows as f')
     .innerJoin('servers as s', 's.id', 'f.server_id')
     .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.scopes', 'f.status', 'f.expires_at', 'f.verifier', 's.account_id'])
-    .where('f.state_digest', '=', stateDigest(state))
+    .where('f.state_digest', '=', sha256Hex(state))
     .executeTakeFirst();
   if (!flow) return { kind: 'unknown' };
   if (flow.status !== 'pending') return { kind: 'gone' };

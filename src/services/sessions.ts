@@ -2,9 +2,10 @@
  * Dashboard members: sign-up, sign-in with a lock-out after repeated failures, and sessions kept in
  * the database (only a digest of the cookie's token is stored, so a leaked table opens no session).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { addSeconds, iso } from '../clock.js';
+import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import { createAccount } from './accounts.js';
 import type { ServiceContext } from './context.js';
@@ -23,9 +24,6 @@ export interface MemberSession {
   accountName: string;
 }
 
-function digest(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
 
 /** A new session: a fresh random token every time, so no id chosen before sign-in survives it. */
 async function createSession(ctx: ServiceContext, memberId: string): Promise<string> {
@@ -33,7 +31,7 @@ async function createSession(ctx: ServiceContext, memberId: string): Promise<str
   const now = ctx.clock.now();
   await ctx.store.db
     .insertInto('dashboard_sessions')
-    .values({ id: newId('ses'), token_digest: digest(token), member_id: memberId, created_at: iso(now), expires_at: iso(addSeconds(now, SESSION_SECONDS)) })
+    .values({ id: newId('ses'), token_digest: sha256Hex(token), member_id: memberId, created_at: iso(now), expires_at: iso(addSeconds(now, SESSION_SECONDS)) })
     .execute();
   return token;
 }
@@ -84,12 +82,12 @@ export async function openSession(ctx: ServiceContext, token: string): Promise<M
     .innerJoin('members as m', 'm.id', 's.member_id')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')
     .select(['s.id as sessionId', 'm.id as memberId', 'm.account_id as accountId', 'm.email', 'a.name as accountName'])
-    .where('s.token_digest', '=', digest(token))
+    .where('s.token_digest', '=', sha256Hex(token))
     .where('s.expires_at', '>', iso(ctx.clock.now()))
     .executeTakeFirst();
   return row ?? null;
 }
 
 export async function endSession(ctx: ServiceContext, token: string): Promise<void> {
-  await ctx.store.db.deleteFrom('dashboard_sessions').where('token_digest', '=', digest(token)).execute();
+  await ctx.store.db.deleteFrom('dashboard_sessions').where('token_digest', '=', sha256Hex(token)).execute();
 }

@@ -2,9 +2,10 @@
  * Hosted static-credential forms: a single-use URL the company hands its end user, who types the
  * provider's fields into a page Keyward serves. Only the token's digest is stored.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
 import { Problem } from '../errors.js';
+import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import type { StaticField, StaticProvider } from '../providers/types.js';
 import type { Db, ServiceContext } from './context.js';
@@ -25,9 +26,6 @@ export interface FormSessionCreated {
   fields: { name: string; label: string; secret: boolean; required: boolean }[];
 }
 
-function tokenDigest(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
 
 /** The checks both connect routes share: the provider exists, is of the route's kind, is enabled. */
 export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2', db: Db = ctx.store.db) {
@@ -68,7 +66,7 @@ export async function createFormSession(
       server_id: input.serverId,
       external_user_id: input.externalUserId,
       provider: input.slug,
-      token_digest: tokenDigest(token),
+      token_digest: sha256Hex(token),
       redirect_uri: input.redirectUri ?? null,
       status: 'pending',
       expires_at: expiresAt,
@@ -102,7 +100,7 @@ export async function openForm(ctx: ServiceContext, token: string): Promise<Open
     .selectFrom('static_form_sessions as f')
     .innerJoin('servers as s', 's.id', 'f.server_id')
     .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.status', 'f.expires_at', 's.account_id'])
-    .where('f.token_digest', '=', tokenDigest(token))
+    .where('f.token_digest', '=', sha256Hex(token))
     .executeTakeFirst();
   if (!session) return { state: 'unknown' };
   if (session.status !== 'pending' || session.expires_at <= iso(ctx.clock.now())) return { state: 'gone' };

@@ -8,7 +8,7 @@ import { createAccountKey, listAccountKeys } from '../../src/services/account-ke
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, DashboardClient, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -22,12 +22,9 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  let n = 0;
   /** A new account with its signed-in member, its id, and a server (made by the services) to call the API with. */
   async function newMember() {
-    const email = `dev${++n}-${engine}@keys.example`;
-    const client = await signUpMember(t.app, { email, accountName: `Keys ${n}` });
-    const { account_id: accountId } = await memberByEmail(t.ctx.store.db, email);
+    const { client, email, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Keys');
     const { serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     return { client, email, accountId, serverKey };
   }

@@ -11,7 +11,7 @@ import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../helpers/authorization-server.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, newSignedInMember, visible } from '../helpers/dashboard-session.js';
 import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -36,17 +36,14 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     await t.close();
   });
 
-  let n = 0;
   /** A new account with its signed-in member, a server with OpenAI enabled, and an account key made by the services. */
   async function newMember(mode: ServerMode = 'business') {
-    const email = `aud${++n}-${engine}@audience.example`;
-    const client = await signUpMember(t.app, { email, accountName: `Audience ${n}` });
-    const member = await memberByEmail(t.ctx.store.db, email);
-    const { serverId, serverKey } = await createServer(t.ctx, { accountId: member.account_id, name: 'Production', mode, actor: CLI_ACTOR });
+    const { client, memberId, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Audience');
+    const { serverId, serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode, actor: CLI_ACTOR });
     await enableProvider(t.ctx, { serverId, slug: 'openai', actor: CLI_ACTOR });
-    const { key } = await createAccountKey(t.ctx, { accountId: member.account_id, label: 'backend', actor: CLI_ACTOR });
+    const { key } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
     const page = `/dashboard/servers/${serverId}/audience`;
-    return { client, memberId: member.id, serverId, page, headers: keys({ accountKey: key, serverKey }) };
+    return { client, memberId, serverId, page, headers: keys({ accountKey: key, serverKey }) };
   }
   const readEndUser = (headers: Record<string, string>, id: string) =>
     t.app.inject({ method: 'GET', url: `/v1/end-users/${encodeURIComponent(id)}`, headers });

@@ -11,7 +11,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, rotateServerKey, setServerMode } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, newSignedInMember, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const KEYS = '/dashboard/developer/api-keys';
@@ -29,12 +29,8 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  let n = 0;
   async function newMember() {
-    const email = `audit${++n}-${engine}@audit.example`;
-    const client = await signUpMember(t.app, { email, accountName: `Audit ${n}` });
-    const { account_id: accountId } = await memberByEmail(t.ctx.store.db, email);
-    return { client, email, accountId };
+    return newSignedInMember(t.app, t.ctx.store.db, 'Audit');
   }
 
   it("lists a key generated and revoked on the dashboard with the member's email, newest first, and hides them from another account", async () => {

@@ -9,7 +9,7 @@ import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, signUpMember, type DashboardClient, memberByEmail, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, type DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -26,12 +26,9 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  let n = 0;
   /** A new account with its signed-in member, a business-mode server and an account key made by the services. */
   async function newMember() {
-    const email = `prov${++n}-${engine}@providers.example`;
-    const client = await signUpMember(t.app, { email, accountName: `Providers ${n}` });
-    const { account_id: accountId } = await memberByEmail(t.ctx.store.db, email);
+    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Providers');
     const { serverId, serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     const { key } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
     const page = `/dashboard/servers/${serverId}/providers`;

@@ -9,7 +9,7 @@ import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { listRedirectUris } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, type DashboardClient, signUpMember, memberByEmail, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, type DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -24,14 +24,11 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  let n = 0;
   /** A new account with its signed-in member and an account key (made by the service) to call the API with. */
   async function newMember() {
-    const email = `srv${++n}-${engine}@servers.example`;
-    const client = await signUpMember(t.app, { email, accountName: `Servers ${n}` });
-    const member = await memberByEmail(t.ctx.store.db, email);
-    const { key: accountKey } = await createAccountKey(t.ctx, { accountId: member.account_id, label: 'backend', actor: CLI_ACTOR });
-    return { client, memberId: member.id, accountId: member.account_id, accountKey };
+    const { client, memberId, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Servers');
+    const { key: accountKey } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
+    return { client, memberId, accountId, accountKey };
   }
   /** Creates a server on the Servers page; returns its id and the key the answer shows once. */
   async function createOnPage(client: DashboardClient, name: string, mode = 'business') {

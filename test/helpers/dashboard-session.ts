@@ -2,6 +2,7 @@
  * A member's browser, played over app.inject for the dashboard tests that need no real browser:
  * keeps the cookies it is given, and reads each page's CSRF token from its forms.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.js';
@@ -83,4 +84,15 @@ export function visible(body: string, tagsAs: '' | ' ' = ''): string {
 /** The member row (and its account) of a signed-up email. */
 export async function memberByEmail(db: Kysely<Database>, email: string): Promise<{ id: string; account_id: string }> {
   return db.selectFrom('members').select(['id', 'account_id']).where('email', '=', email).executeTakeFirstOrThrow();
+}
+
+let signedUp = 0;
+
+/** A new account with its first member, signed in: a unique email, and the ids the services take. */
+export async function newSignedInMember(app: FastifyInstance, db: Kysely<Database>, name: string) {
+  signedUp += 1;
+  const email = `${name.toLowerCase()}-${signedUp}-${randomBytes(3).toString('hex')}@members.example`;
+  const client = await signUpMember(app, { email, accountName: `${name} ${signedUp}` });
+  const { id: memberId, account_id: accountId } = await memberByEmail(db, email);
+  return { client, email, memberId, accountId };
 }
