@@ -17,16 +17,29 @@ export interface Config {
   /** Empty only when KEYWARD_PORT is 0 and no KEYWARD_PUBLIC_URL was given (see serve). */
   publicUrl: string;
   masterKey: Buffer;
+  /** Keys still accepted for reading while `keyward master-key rotate` reseals under `masterKey`. */
+  oldMasterKeys: Buffer[];
   rateLimitPerMinute: number;
   authFailureLimitPerMinute: number;
   /** Which proxies' X-Forwarded-For to believe for the client address (Fastify's trustProxy). */
   trustProxy: boolean | string[];
   /** How long a call to a provider's token or revocation endpoint may take. */
   providerTimeoutSeconds: number;
+  /** Let provider and webhook URLs reach loopback/private addresses over http (development and tests; CONTRACT 3). */
+  allowPrivateUrls: boolean;
+  /** At most one refresh per credential in this many seconds (CONTRACT 2.6). */
+  refreshCooldownSeconds: number;
+  /** Who may use the dashboard's "Create account" (CONTRACT 5). */
+  signup: SignupPolicy;
+  /** How long audit events are kept; null keeps them forever. */
+  auditRetentionDays: number | null;
   logLevel: string;
   /** Said once at start-up, after the logger exists (for example: a master key was just made). */
   warnings: string[];
 }
+
+export type SignupPolicy = 'first' | 'open' | 'closed';
+const SIGNUP_POLICIES: SignupPolicy[] = ['first', 'open', 'closed'];
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -38,12 +51,30 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 function positiveInteger(env: Env, name: string, fallback: number, max: number): number {
+  return wholeNumber(env, name, fallback, 1, max);
+}
+
+function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
-    throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!allowed.includes(raw as T)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 /**
@@ -125,10 +156,19 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     publicUrl,
     masterKey: loadMasterKey(env, database, warnings),
+    oldMasterKeys: (env.KEYWARD_OLD_MASTER_KEYS ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean)
+      .map((k) => decodeMasterKey(k, 'KEYWARD_OLD_MASTER_KEYS')),
     rateLimitPerMinute: positiveInteger(env, 'KEYWARD_RATE_LIMIT_PER_MINUTE', 6000, 10_000_000),
     authFailureLimitPerMinute: positiveInteger(env, 'KEYWARD_AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 10_000_000),
     trustProxy: parseTrustProxy(env.KEYWARD_TRUST_PROXY),
     providerTimeoutSeconds: positiveInteger(env, 'KEYWARD_PROVIDER_TIMEOUT_SECONDS', 10, 120),
+    allowPrivateUrls: flag(env, 'KEYWARD_ALLOW_PRIVATE_URLS'),
+    refreshCooldownSeconds: wholeNumber(env, 'KEYWARD_REFRESH_COOLDOWN_SECONDS', 30, 0, 3600),
+    signup: oneOf(env, 'KEYWARD_SIGNUP', SIGNUP_POLICIES, 'first'),
+    auditRetentionDays: env.KEYWARD_AUDIT_RETENTION_DAYS ? positiveInteger(env, 'KEYWARD_AUDIT_RETENTION_DAYS', 0, 36_500) : null,
     logLevel,
     warnings,
   };

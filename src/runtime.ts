@@ -18,6 +18,9 @@ export async function openContext(config: Config, clock: Clock = systemClock): P
       publicUrl: config.publicUrl,
       catalog: catalogProvider,
       providerTimeoutMs: config.providerTimeoutSeconds * 1000,
+      allowPrivateUrls: config.allowPrivateUrls,
+      refreshCooldownSeconds: config.refreshCooldownSeconds,
+      signup: config.signup,
     };
     return { ctx, migrations };
   } catch (error) {

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
+import type { SignupPolicy } from '../config.js';
 import type { Provider } from '../providers/types.js';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
@@ -15,6 +16,12 @@ export interface ServiceContext {
   catalog: (slug: string) => Provider | undefined;
   /** How long a call to a provider's token or revocation endpoint may take before it counts as an outage. */
   providerTimeoutMs: number;
+  /** KEYWARD_ALLOW_PRIVATE_URLS: outbound calls may reach loopback/private addresses over http (CONTRACT 3). */
+  allowPrivateUrls: boolean;
+  /** KEYWARD_REFRESH_COOLDOWN_SECONDS: at most one refresh per credential in this time (CONTRACT 2.6). */
+  refreshCooldownSeconds: number;
+  /** KEYWARD_SIGNUP: who may create an account from the dashboard (CONTRACT 5). */
+  signup: SignupPolicy;
 }
 
 /** A query runner: the database itself, or a transaction already open. */

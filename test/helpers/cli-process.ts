@@ -15,13 +15,16 @@ export interface CliRun {
   stderr: string;
 }
 
-/** The environment of a CLI process: this one's, minus any Keyward setting of the machine, plus `settings`. */
+/**
+ * The environment of a CLI process: this one's, minus any Keyward setting of the machine, plus
+ * `settings`. Private URLs are allowed unless told otherwise: the tests' providers listen on 127.0.0.1.
+ */
 export function cliEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!name.startsWith('KEYWARD_') && name !== 'NODE_OPTIONS') env[name] = value;
   }
-  return { ...env, ...settings };
+  return { ...env, KEYWARD_ALLOW_PRIVATE_URLS: 'true', ...settings };
 }
 
 export function newMasterKey(): string {

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../src/clock.js';
+import type { SignupPolicy } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import { catalogProvider } from '../../src/providers/catalog.js';
 import type { Provider } from '../../src/providers/types.js';
@@ -55,6 +56,12 @@ export interface TestAppOptions {
   /** Stand-ins for built-in providers (a local server in place of a public one), by slug. */
   catalog?: (slug: string) => Provider | undefined;
   providerTimeoutMs?: number;
+  /** KEYWARD_ALLOW_PRIVATE_URLS: true by default here, since the tests' providers listen on 127.0.0.1. */
+  allowPrivateUrls?: boolean;
+  /** KEYWARD_REFRESH_COOLDOWN_SECONDS (default 30, as in production). */
+  refreshCooldownSeconds?: number;
+  /** KEYWARD_SIGNUP; the suites sign up many members, so `open` unless told. */
+  signup?: SignupPolicy;
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -85,6 +92,9 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     publicUrl: options.publicUrl ?? 'http://keyward.test',
     catalog: options.catalog ?? catalogProvider,
     providerTimeoutMs: options.providerTimeoutMs ?? 5000,
+    allowPrivateUrls: options.allowPrivateUrls ?? true,
+    refreshCooldownSeconds: options.refreshCooldownSeconds ?? 30,
+    signup: options.signup ?? 'open',
   };
   const logs: string[] = [];
   const sink = new Writable({
@@ -130,7 +140,14 @@ export interface SecondNode {
  */
 export async function startSecondNode(t: TestApp, options: TestAppOptions = {}): Promise<SecondNode> {
   const clock = new TestClock(t.clock.now().getTime());
-  const node = await openNode(t.database.url, t.masterKey, clock, { publicUrl: t.ctx.publicUrl, providerTimeoutMs: t.ctx.providerTimeoutMs, ...options });
+  const node = await openNode(t.database.url, t.masterKey, clock, {
+    publicUrl: t.ctx.publicUrl,
+    providerTimeoutMs: t.ctx.providerTimeoutMs,
+    allowPrivateUrls: t.ctx.allowPrivateUrls,
+    refreshCooldownSeconds: t.ctx.refreshCooldownSeconds,
+    signup: t.ctx.signup,
+    ...options,
+  });
   return { ...node, clock };
 }
 
