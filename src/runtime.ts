@@ -1,6 +1,7 @@
 /** Opens what the service and the CLI share: the database (migrated to the latest schema) and the vault. */
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
+import { createOutbound } from './outbound/outbound-http.js';
 import { catalogProvider } from './providers/catalog.js';
 import type { ServiceContext } from './services/context.js';
 import { Vault } from './services/vault.js';
@@ -19,6 +20,7 @@ export async function openContext(config: Config, clock: Clock = systemClock): P
       catalog: catalogProvider,
       providerTimeoutMs: config.providerTimeoutSeconds * 1000,
       allowPrivateUrls: config.allowPrivateUrls,
+      outbound: createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.providerTimeoutSeconds * 1000 }),
       refreshCooldownSeconds: config.refreshCooldownSeconds,
       signup: config.signup,
     };

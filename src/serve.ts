@@ -36,6 +36,7 @@ export async function serve(config: Config): Promise<void> {
     clearInterval(flush);
     await app.close();
     await ctx.store.close();
+    await ctx.outbound.close();
     logger.flush();
   };
   process.once('SIGINT', () => void stop('SIGINT'));

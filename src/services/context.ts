@@ -4,6 +4,7 @@ import type { SignupPolicy } from '../config.js';
 import type { Provider } from '../providers/types.js';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
+import type { OutboundHttp } from '../outbound/outbound-http.js';
 import type { Vault } from './vault.js';
 
 /** What every service needs, passed in (no module-level singletons), so a test builds its own. */
@@ -18,6 +19,8 @@ export interface ServiceContext {
   providerTimeoutMs: number;
   /** KEYWARD_ALLOW_PRIVATE_URLS: outbound calls may reach loopback/private addresses over http (CONTRACT 3). */
   allowPrivateUrls: boolean;
+  /** Every HTTP request Keyward makes (provider endpoints, webhooks) goes through this: the policy of CONTRACT 3. */
+  outbound: OutboundHttp;
   /** KEYWARD_REFRESH_COOLDOWN_SECONDS: at most one refresh per credential in this time (CONTRACT 2.6). */
   refreshCooldownSeconds: number;
   /** KEYWARD_SIGNUP: who may create an account from the dashboard (CONTRACT 5). */

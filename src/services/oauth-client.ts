@@ -1,10 +1,12 @@
 /**
  * Keyward as an OAuth 2.0 client, through oauth4webapi (a certified library): PKCE, the code exchange,
  * refresh and RFC 7009 revocation. This file only adapts a provider's description to the library and
- * sorts the library's errors into what the callers act on.
+ * sorts the library's errors into what the callers act on. Every request goes out through the outbound
+ * module (the library's customFetch), which owns the address policy, the timeout and the size cap.
  */
 import * as oauth from 'oauth4webapi';
 import { addSeconds, iso } from '../clock.js';
+import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import type { OAuthProvider } from '../providers/types.js';
 
 /** One server's client at one provider, with the secret opened for this request only. */
@@ -12,9 +14,12 @@ export interface OAuthClientSettings {
   provider: OAuthProvider;
   clientId: string;
   clientSecret: string;
-  /** How long a call to the provider may take before it counts as an outage. */
-  timeoutMs: number;
+  /** The only way out to the provider: policy-checked, pinned, time- and size-limited. */
+  outbound: OutboundHttp;
 }
+
+/** Tokens are stored and served on every read: a provider cannot make Keyward keep more (CONTRACT 3). */
+export const MAX_TOKEN_BYTES = 16 * 1024;
 
 export interface TokenSet {
   accessToken: string;
@@ -42,10 +47,6 @@ export class ProviderCallError extends Error {
   }
 }
 
-export function isLoopbackUrl(url: URL): boolean {
-  return url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
-}
-
 function authorizationServer(provider: OAuthProvider): oauth.AuthorizationServer {
   return {
     // Keyward keeps no ID token and checks no `iss` (see withoutIdentity), so the issuer is only a label.
@@ -63,10 +64,8 @@ function clientAuth(settings: OAuthClientSettings): oauth.ClientAuth {
 }
 
 function requestOptions(settings: OAuthClientSettings) {
-  // Plain http is allowed only to this machine (a provider under test, or one behind a local proxy);
-  // custom providers are refused anything else when they are added.
-  const insecure = new URL(settings.provider.tokenUrl).protocol === 'http:' && isLoopbackUrl(new URL(settings.provider.tokenUrl));
-  return { signal: AbortSignal.timeout(settings.timeoutMs), [oauth.allowInsecureRequests]: insecure };
+  // Plain http only where KEYWARD_ALLOW_PRIVATE_URLS allows it; the outbound module checks that again.
+  return { [oauth.customFetch]: settings.outbound.fetch, [oauth.allowInsecureRequests]: settings.outbound.allowPrivateUrls };
 }
 
 export function authorizationUrl(
@@ -117,6 +116,11 @@ async function normalizedTokenResponse(provider: OAuthProvider, response: Respon
 }
 
 function tokenSet(response: oauth.TokenEndpointResponse, now: Date): TokenSet {
+  for (const token of [response.access_token, response.refresh_token]) {
+    if (typeof token === 'string' && Buffer.byteLength(token, 'utf8') > MAX_TOKEN_BYTES) {
+      throw new ProviderCallError('unavailable', null, `the provider answered a token over ${MAX_TOKEN_BYTES} bytes`);
+    }
+  }
   const scope = typeof response.scope === 'string' ? response.scope.split(/[ ,]+/).filter(Boolean) : null;
   return {
     accessToken: response.access_token,
@@ -135,6 +139,8 @@ function processingOptions(provider: OAuthProvider): oauth.ProcessTokenResponseO
 /** Sorts what the library or the network threw into the two kinds the callers act on. */
 function classify(error: unknown): ProviderCallError {
   if (error instanceof ProviderCallError) return error;
+  // Refused addresses, redirects and oversized answers included: nothing usable came back.
+  if (error instanceof OutboundError) return new ProviderCallError('unavailable', null, error.message);
   if (error instanceof oauth.ResponseBodyError) {
     const kind = error.status >= 500 ? 'unavailable' : 'rejected';
     return new ProviderCallError(kind, error.error, `the provider answered ${error.status} ${error.error}`);

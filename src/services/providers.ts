@@ -5,7 +5,8 @@
 import { iso } from '../clock.js';
 import { SLUG_PATTERN, type OAuthProvider, type Provider, type StaticField, type StaticProvider, type TokenEndpointAuth } from '../providers/types.js';
 import { recordAudit } from './audit.js';
-import { isLoopbackUrl, type OAuthClientSettings } from './oauth-client.js';
+import { browserUrlRefusal, describeRefusal, outboundUrlRefusal } from '../outbound/address-policy.js';
+import type { OAuthClientSettings } from './oauth-client.js';
 import type { Actor, Db, ServiceContext } from './context.js';
 import { getServer } from './servers.js';
 import { ServiceError } from './service-error.js';
@@ -68,7 +69,7 @@ export async function oauthClientSettings(ctx: ServiceContext, serverId: string,
   if (!found || !found.enabled || found.provider.kind !== 'oauth2' || !found.clientId) return null;
   const clientSecret = await openClientSecret(ctx, serverId, slug);
   if (clientSecret === null) return null;
-  return { provider: found.provider, clientId: found.clientId, clientSecret, timeoutMs: ctx.providerTimeoutMs };
+  return { provider: found.provider, clientId: found.clientId, clientSecret, outbound: ctx.outbound };
 }
 
 function checkScopes(scopes: string[] | undefined): string[] | undefined {
@@ -127,18 +128,17 @@ export async function enableProvider(
   return { serverId: input.serverId, provider: input.slug };
 }
 
-function checkUrl(url: string, what: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ServiceError('invalid', `the ${what} must be an absolute URL`);
-  }
-  // Client secrets, codes and tokens travel to these URLs: plain http only to this machine itself.
-  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackUrl(parsed))) {
-    throw new ServiceError('invalid', `the ${what} must be https (http only on 127.0.0.1, localhost or [::1])`);
-  }
-  if (parsed.username || parsed.password || parsed.hash) throw new ServiceError('invalid', `the ${what} must not carry credentials or a #fragment`);
+/** A URL Keyward will call with the client secret, codes and tokens: the outbound policy (CONTRACT 3). */
+function checkUrl(ctx: ServiceContext, url: string, what: string): string {
+  const refusal = outboundUrlRefusal(url, ctx.allowPrivateUrls);
+  if (refusal) throw new ServiceError('invalid', describeRefusal(what, refusal));
+  return url;
+}
+
+/** The authorization URL is opened by the end user's browser, never by Keyward: https is all it needs. */
+function checkAuthorizationUrl(ctx: ServiceContext, url: string): string {
+  const refusal = browserUrlRefusal(url, ctx.allowPrivateUrls);
+  if (refusal) throw new ServiceError('invalid', describeRefusal('authorization URL', refusal));
   return url;
 }
 
@@ -204,9 +204,9 @@ export async function addCustomOAuthProvider(
     kind: 'oauth2',
     slug: input.slug,
     name: input.name || input.slug,
-    authorizationUrl: checkUrl(input.authorizationUrl, 'authorization URL'),
-    tokenUrl: checkUrl(input.tokenUrl, 'token URL'),
-    ...(input.revocationUrl ? { revocationUrl: checkUrl(input.revocationUrl, 'revocation URL') } : {}),
+    authorizationUrl: checkAuthorizationUrl(ctx, input.authorizationUrl),
+    tokenUrl: checkUrl(ctx, input.tokenUrl, 'token URL'),
+    ...(input.revocationUrl ? { revocationUrl: checkUrl(ctx, input.revocationUrl, 'revocation URL') } : {}),
     defaultScopes: checkScopes(input.scopes) ?? [],
     scopeSeparator: ' ',
     tokenEndpointAuth: tokenAuth,

@@ -11,6 +11,7 @@ import { buildApp } from '../../src/http/app.js';
 import { catalogProvider } from '../../src/providers/catalog.js';
 import type { Provider } from '../../src/providers/types.js';
 import { createLogger } from '../../src/logger.js';
+import { createOutbound, type Resolver } from '../../src/outbound/outbound-http.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
@@ -58,6 +59,8 @@ export interface TestAppOptions {
   providerTimeoutMs?: number;
   /** KEYWARD_ALLOW_PRIVATE_URLS: true by default here, since the tests' providers listen on 127.0.0.1. */
   allowPrivateUrls?: boolean;
+  /** How provider host names resolve (dns.lookup unless given), so a test can point a name at 127.0.0.1. */
+  resolve?: Resolver;
   /** KEYWARD_REFRESH_COOLDOWN_SECONDS (default 30, as in production). */
   refreshCooldownSeconds?: number;
   /** KEYWARD_SIGNUP; the suites sign up many members, so `open` unless told. */
@@ -93,6 +96,11 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     catalog: options.catalog ?? catalogProvider,
     providerTimeoutMs: options.providerTimeoutMs ?? 5000,
     allowPrivateUrls: options.allowPrivateUrls ?? true,
+    outbound: createOutbound({
+      allowPrivateUrls: options.allowPrivateUrls ?? true,
+      timeoutMs: options.providerTimeoutMs ?? 5000,
+      ...(options.resolve ? { resolve: options.resolve } : {}),
+    }),
     refreshCooldownSeconds: options.refreshCooldownSeconds ?? 30,
     signup: options.signup ?? 'open',
   };
@@ -119,6 +127,7 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     close: async () => {
       await app.close();
       await store.close();
+      await ctx.outbound.close();
     },
   };
 }
