@@ -1,27 +1,25 @@
 /**
- * Puts the management guard in front of everything under /v1, unknown paths included (a caller
- * without keys learns nothing about which routes exist), and announces the rate limit on every
- * response there.
+ * The management guard as a hook. It is installed on the /v1 plugin itself (its routes and its
+ * not-found handler), so what counts as the management API is what the router matched, not how the
+ * raw URL was spelled: `/%761/end-users` reaches the same route and meets the same guard. Unknown
+ * /v1 paths are guarded too (a caller without keys learns nothing about which routes exist), and the
+ * rate limit is announced on every response there.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementGuard } from '../auth/guard.js';
 import { WindowCounter } from '../auth/rate-limit.js';
 import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 
-export function isManagementPath(url: string): boolean {
-  return url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
-}
+export type GuardHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
-export function installManagementGuard(app: FastifyInstance, ctx: ServiceContext, limits: { perKey: number; failuresPerAddress: number }) {
+export function managementGuard(ctx: ServiceContext, limits: { perKey: number; failuresPerAddress: number }): GuardHook {
   const keyLimits = new WindowCounter(limits.perKey);
   const failures = new WindowCounter(limits.failuresPerAddress);
   const guard = new ManagementGuard(ctx, keyLimits);
   const policy = `"default";q=${limits.perKey};w=60`;
-  app.decorateRequest('auth', null);
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!isManagementPath(request.url)) return;
+  return async (request, reply) => {
     reply.header('ratelimit-policy', policy);
     try {
       const { auth, rateLimit } = await guard.check({ method: request.method, headers: request.headers, rawHeaders: request.raw.rawHeaders });
@@ -43,5 +41,38 @@ export function installManagementGuard(app: FastifyInstance, ctx: ServiceContext
       }
       throw error;
     }
-  });
+  };
+}
+
+/**
+ * Fastify's query parser keeps an undecodable value as its raw text, so `prefix=alice%ED%A0%80` (a
+ * lone surrogate, percent-encoded) would silently mean the literal characters. The API refuses it,
+ * as it refuses the same thing in a path or a body.
+ */
+export function checkQueryEncoding(url: string): void {
+  const start = url.indexOf('?');
+  if (start < 0) return;
+  for (const pair of url.slice(start + 1).split('#', 1)[0]!.split('&')) {
+    const [name = '', value = ''] = pair.split(/=(.*)/s);
+    const bad = [name, value].some((part) => {
+      try {
+        decodeURIComponent(part.replaceAll('+', ' '));
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    if (!bad) continue;
+    let field = '(name)';
+    try {
+      field = decodeURIComponent(name.replaceAll('+', ' '));
+    } catch {
+      // The name itself is undecodable: the error names no field.
+    }
+    // The name is the client's own text: a key pasted as a parameter name must not come back.
+    field = field.replace(/service_(acct|srv)_\w*/g, '[redacted]').replace(/[^\x20-\x7E]/g, '?').slice(0, 64);
+    throw new Problem('validation_failed', 'A query parameter is not valid percent-encoded UTF-8.', {
+      errors: [{ path: `/query/${field}`, message: 'is not valid percent-encoded UTF-8' }],
+    });
+  }
 }

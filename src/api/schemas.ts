@@ -7,11 +7,16 @@ import { SLUG_PATTERN } from '../providers/types.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-/** 1–255 Unicode characters (code points, as JSON Schema counts), no C0 or C1 control characters. */
+/**
+ * 1–255 Unicode characters (code points, as JSON Schema counts), no C0 or C1 control characters, and
+ * well-formed: Ajv matches patterns with the `u` flag, where the surrogate range matches only a lone
+ * surrogate (a pair is one code point above U+FFFF). Stored lossily, `alice\ud800` and `alice\udc00`
+ * would otherwise become one end user.
+ */
 export const ExternalUserId = Type.String({
   minLength: 1,
   maxLength: 255,
-  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]*$',
+  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]*$',
   description: "The company's own id of the end user, matched exactly (case-sensitive, no normalisation).",
 });
 

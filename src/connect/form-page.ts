@@ -2,6 +2,11 @@
 import type { StaticProvider } from '../providers/types.js';
 import { html, page } from './html.js';
 
+/** A field's own entry: a field named `constructor` or `__proto__` must not find Object.prototype's. */
+export function own<T>(record: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
 export interface FormState {
   provider: StaticProvider;
   csrf: string;
@@ -15,12 +20,12 @@ export function formPage(state: FormState): string {
   const hasErrors = Object.keys(state.errors).length > 0;
   const fields = provider.fields.map((field) => {
     const id = `field-${field.name}`;
-    const error = state.errors[field.name];
+    const error = own(state.errors, field.name);
     return html`<div class="field${error ? ' invalid' : ''}">
 <label for="${id}">${field.label}${field.required ? '' : html` <span class="optional">(optional)</span>`}</label>
 <input id="${id}" name="${field.name}" type="${field.secret ? 'password' : 'text'}" maxlength="4096"
  autocomplete="off" spellcheck="false"${field.required ? html` required` : ''}
- value="${field.secret ? '' : (state.values[field.name] ?? '')}"${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}>
+ value="${field.secret ? '' : (own(state.values, field.name) ?? '')}"${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}>
 ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
 </div>`;
   });

@@ -10,21 +10,26 @@ import { cookie, readCookie, sameText } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
 import { redirectToApp } from './app-redirect.js';
-import { formPage, messagePage, successPage } from './form-page.js';
+import { formPage, messagePage, own, successPage } from './form-page.js';
 
 const CSRF_COOKIE = 'keyward_form_csrf';
 
+const csp = (formAction: string | null) =>
+  `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'${formAction ? ` ${formAction}` : ''}; ` +
+  "frame-ancestors 'none'; base-uri 'none'";
+
+/** The headers of an end user's page, also written as they are on a socket Node could not parse a request from. */
+export const PAGE_HEADERS: Record<string, string> = {
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': csp(null),
+};
+
 /** Headers every hosted page carries; `formAction` widens form-action to the redirect's origin. */
 export function setPageHeaders(reply: FastifyReply, formAction: string | null = null) {
-  reply.headers({
-    'cache-control': 'no-store',
-    'referrer-policy': 'no-referrer',
-    'x-frame-options': 'DENY',
-    'x-content-type-options': 'nosniff',
-    'content-security-policy':
-      `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'${formAction ? ` ${formAction}` : ''}; ` +
-      "frame-ancestors 'none'; base-uri 'none'",
-  });
+  reply.headers({ ...PAGE_HEADERS, 'content-security-policy': csp(formAction) });
   reply.type('text/html; charset=utf-8');
 }
 
@@ -59,12 +64,16 @@ export function registerFormRoutes(app: FastifyInstance, ctx: ServiceContext) {
       if (form.state === 'gone') return reply.code(410).send(messagePage(410));
 
       const body = request.body && typeof request.body === 'object' ? request.body : {};
-      const text = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+      const text = (name: string) => {
+        const value = own(body, name);
+        return typeof value === 'string' ? value : '';
+      };
       const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
       if (!nonce || !sameText(text('csrf'), csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
 
-      const values: Record<string, string> = {};
-      const errors: Record<string, string> = {};
+      // Without a prototype, a field named like an Object.prototype member is stored like any other.
+      const values: Record<string, string> = Object.create(null);
+      const errors: Record<string, string> = Object.create(null);
       for (const field of form.provider.fields) {
         // Pasted keys often bring a stray space or line break along; no key format starts or ends with one.
         const value = text(field.name).trim();

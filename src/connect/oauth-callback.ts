@@ -20,6 +20,8 @@ export function registerOAuthCallback(app: FastifyInstance, ctx: ServiceContext)
     switch (outcome.kind) {
       case 'unknown':
         return reply.code(400).send(errorPage(400, 'Sign-in link not valid', `This page was not reached from a connection Keyward started. ${START_AGAIN}`));
+      case 'malformed':
+        return reply.code(400).send(errorPage(400, 'Sign-in answer not valid', `The provider's answer could not be read. ${START_AGAIN}`));
       case 'gone':
         return reply.code(410).send(errorPage(410, 'Sign-in link no longer valid', `This connection was already completed or cancelled. ${START_AGAIN}`));
       case 'expired':

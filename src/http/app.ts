@@ -1,16 +1,15 @@
 /** buildApp: plugins, routes and the one error handler. No listening, no globals: tests build their own. */
-import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import { registerConnectStatic } from '../api/connect-static.js';
 import { registerDeleteEndUser } from '../api/delete-end-user.js';
 import { registerGetEndUser } from '../api/get-end-user.js';
-import { installManagementGuard } from '../api/guard-hook.js';
+import { checkQueryEncoding, managementGuard, type GuardHook } from '../api/guard-hook.js';
 import { registerListEndUsers } from '../api/list-end-users.js';
 import { registerOAuthStart } from '../api/oauth-start.js';
 import { errorPage } from '../connect/form-page.js';
-import { registerFormRoutes, setPageHeaders } from '../connect/form-routes.js';
+import { PAGE_HEADERS, registerFormRoutes, setPageHeaders } from '../connect/form-routes.js';
 import { registerOAuthCallback } from '../connect/oauth-callback.js';
 import { errorPage as dashboardErrorPage, sendPage } from '../dashboard/layout.js';
 import { DASHBOARD_PAGES } from '../dashboard/pages.js';
@@ -18,7 +17,9 @@ import { registerDashboard } from '../dashboard/plugin.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAssets } from './assets.js';
 import { registerHealth } from './health.js';
-import { registerProblemHandlers } from './problems.js';
+import { areaOf, newRequestId, preRoutingHandlers, type Area } from './pre-routing.js';
+import { registerProblemHandlers, sendProblem } from './problems.js';
+import { Problem } from '../errors.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppOptions {
@@ -32,8 +33,31 @@ export interface AppOptions {
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export const BODY_LIMIT = 64 * 1024;
 
+/** The plain error page of the end users' and members' pages; null where a problem+json answers. */
+function errorPageOf(area: Area, problem: Problem): string | null {
+  if (area === 'dashboard') return dashboardErrorPage(problem.status);
+  if (area === 'pages') return errorPage(problem.status, 'Something went wrong', problem.detail);
+  return null;
+}
+
 export async function buildApp(options: AppOptions) {
   const { ctx } = options;
+  const guard: GuardHook = managementGuard(ctx, { perKey: options.rateLimitPerMinute, failuresPerAddress: options.authFailureLimitPerMinute });
+  const renderHtml = (request: FastifyRequest, reply: FastifyReply, problem: Problem) => {
+    // The matched route decides where one exists; an unmatched request goes by its first path segment.
+    const area = areaOf(request.routeOptions.url ?? request.url);
+    if (area === 'dashboard') return sendPage(reply, dashboardErrorPage(problem.status), problem.status);
+    if (area !== 'pages') return null;
+    setPageHeaders(reply);
+    return reply.code(problem.status).send(errorPageOf(area, problem));
+  };
+  const preRouting = preRoutingHandlers({
+    guard,
+    render: (request, reply, problem) => renderHtml(request, reply, problem) ?? sendProblem(reply, problem, request.id),
+    page: errorPageOf,
+    pageHeaders: PAGE_HEADERS,
+    logger: options.logger,
+  });
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: BODY_LIMIT,
@@ -47,18 +71,14 @@ export async function buildApp(options: AppOptions) {
       const given = request.headers['x-request-id'];
       // A key pasted into the wrong header would otherwise be echoed back and logged.
       const usable = typeof given === 'string' && REQUEST_ID.test(given) && !/service_(acct|srv)_/.test(given);
-      // randomUUID draws from a cached pool of random bytes: cheaper per request than randomBytes.
-      return usable ? given : `req_${randomUUID().replaceAll('-', '')}`;
+      return usable ? given : newRequestId();
     },
+    frameworkErrors: preRouting.frameworkErrors,
+    clientErrorHandler: preRouting.clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  registerProblemHandlers(app, (request, reply, problem) => {
-    if (request.url === '/dashboard' || request.url.startsWith('/dashboard/')) return sendPage(reply, dashboardErrorPage(problem.status), problem.status);
-    if (!request.url.startsWith('/connect/') && !request.url.startsWith('/oauth/')) return null;
-    setPageHeaders(reply);
-    return reply.code(problem.status).send(errorPage(problem.status, 'Something went wrong', problem.detail));
-  });
+  registerProblemHandlers(app, renderHtml);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -71,7 +91,7 @@ export async function buildApp(options: AppOptions) {
       'request',
     );
   });
-  installManagementGuard(app, ctx, { perKey: options.rateLimitPerMinute, failuresPerAddress: options.authFailureLimitPerMinute });
+  app.decorateRequest('auth', null);
 
   await app.register(swagger, {
     openapi: {
@@ -93,6 +113,13 @@ export async function buildApp(options: AppOptions) {
     async (v1) => {
       // Management bodies are JSON only: text/plain, which Fastify reads by default, gets a 415.
       v1.removeContentTypeParser('text/plain');
+      // The guard belongs to what the router matched under /v1, however the path was spelled, and to
+      // this prefix's not-found handler, so unknown /v1 paths are guarded too.
+      v1.addHook('onRequest', guard);
+      v1.addHook('preValidation', async (request) => checkQueryEncoding(request.url));
+      v1.setNotFoundHandler((request, reply) =>
+        sendProblem(reply, new Problem('route_not_found', `No route answers ${request.method} on this path. The API reference is at /openapi.json.`), request.id),
+      );
       registerOAuthStart(v1, ctx);
       registerConnectStatic(v1, ctx);
       registerListEndUsers(v1, ctx);

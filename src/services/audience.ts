@@ -1,4 +1,5 @@
 /** The audience of a business-mode server: list (keyset pages), read one member with secrets, revoke. */
+import { timingSafeEqual } from 'node:crypto';
 import { iso } from '../clock.js';
 import { Problem } from '../errors.js';
 import type { CredentialRow } from '../store/schema.js';
@@ -53,10 +54,17 @@ function encodeCursor(ctx: ServiceContext, createdAt: string, externalUserId: st
   return `${payload}.${ctx.vault.mac(`cursor|${payload}`).slice(0, 22)}`;
 }
 
+/** Compared in constant time: a `!==` that stops at the first wrong character would let a caller forge a MAC byte by byte. */
+function macMatches(ctx: ServiceContext, payload: string, given: string): boolean {
+  const expected = Buffer.from(ctx.vault.mac(`cursor|${payload}`).slice(0, 22));
+  const actual = Buffer.from(given);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
 function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
   const invalid = new Problem('invalid_cursor', 'The cursor is not one this API returned. Pass the nextCursor of the previous page, unchanged.');
   const [payload, mac, extra] = cursor.split('.');
-  if (!payload || !mac || extra !== undefined || ctx.vault.mac(`cursor|${payload}`).slice(0, 22) !== mac) throw invalid;
+  if (!payload || !mac || extra !== undefined || !macMatches(ctx, payload, mac)) throw invalid;
   try {
     const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {

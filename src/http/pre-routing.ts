@@ -1,0 +1,93 @@
+/**
+ * Errors raised before a request reaches a route: a path the router cannot decode or whose parameter
+ * is over its length limit (Fastify's frameworkErrors), and bytes Node cannot parse as HTTP at all
+ * (the server's clientError). They get the same answers as every other error: under /v1 a problem
+ * with a contract code and an x-request-id (after the guard, where there is a request to guard), a
+ * plain page on the end users' and members' pages. The path is never echoed: keys get pasted into URLs.
+ */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { Problem, problemBody } from '../errors.js';
+
+export type Area = 'api' | 'dashboard' | 'pages' | 'other';
+
+const AREAS: Record<string, Area> = { v1: 'api', dashboard: 'dashboard', connect: 'pages', oauth: 'pages' };
+
+/**
+ * Which part of the service a raw request target belongs to, from its first path segment. Escapes are
+ * read byte by byte, leniently, so that `/%761/…` is the API even when the rest of the path is
+ * undecodable; the router is case-sensitive and does not merge slashes, and neither does this.
+ */
+export function areaOf(target: string): Area {
+  const path = target.split(/[?#]/, 1)[0]!;
+  if (!path.startsWith('/')) return 'other';
+  const first = path.slice(1).split('/', 1)[0]!.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return Object.hasOwn(AREAS, first) ? AREAS[first]! : 'other';
+}
+
+/** A new request id; randomUUID draws from a cached pool of random bytes, cheaper than randomBytes per request. */
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll('-', '')}`;
+}
+
+interface PreRoutingOptions {
+  /** The management guard: throws the Problem a request without valid keys gets. */
+  guard(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Renders a problem for a request that has a reply: a page or problem+json, as the error handler does. */
+  render(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply;
+  /** The page markup for an area, for a socket that has no reply object. */
+  page(area: Area, problem: Problem): string | null;
+  pageHeaders: Record<string, string>;
+  logger: FastifyBaseLogger;
+}
+
+function undecodable(error: { code?: string }): Problem {
+  const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+  const message = tooLong ? 'has a segment longer than the 4,096 characters a path parameter may take' : 'is not valid percent-encoded UTF-8';
+  const detail = tooLong
+    ? 'A path segment is too long; no valid value is that long.'
+    : 'The path could not be decoded: every % must start a valid escape, and the escapes must spell UTF-8 (no lone surrogates).';
+  return new Problem('validation_failed', detail, { errors: [{ path: '/path', message }] });
+}
+
+export function preRoutingHandlers(options: PreRoutingOptions) {
+  async function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) {
+    let problem = undecodable(error);
+    reply.header('x-request-id', request.id);
+    if (areaOf(request.url) === 'api') {
+      try {
+        await options.guard(request, reply);
+      } catch (refusal) {
+        if (!(refusal instanceof Problem)) throw refusal;
+        problem = refusal;
+      }
+    }
+    options.render(request, reply, problem);
+    request.log.info({ method: request.method, route: '(undecodable path)', statusCode: reply.statusCode }, 'request');
+  }
+
+  /** No request object exists here: Node could not parse one. The answer is written on the socket and it is closed. */
+  function clientErrorHandler(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket) {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    if (socket.writable) {
+      const requestLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1').split('\r\n', 1)[0]! : '';
+      const area = areaOf(requestLine.split(' ')[1] ?? '');
+      const problem =
+        error.code === 'HPE_HEADER_OVERFLOW'
+          ? new Problem('validation_failed', 'The request headers are too large (over 16 KiB in all).', { errors: [{ path: '/headers', message: 'are too large' }] })
+          : new Problem('validation_failed', 'The request is not valid HTTP/1.1 and could not be read.', { errors: [{ path: '/request', message: 'is not valid HTTP/1.1' }] });
+      const requestId = newRequestId();
+      const html = options.page(area, problem);
+      const [type, body] = html === null ? ['application/problem+json', JSON.stringify(problemBody(problem, requestId))] : ['text/html; charset=utf-8', html];
+      const headers = { ...(html === null ? {} : options.pageHeaders), 'content-type': type, 'content-length': String(Buffer.byteLength(body)), 'x-request-id': requestId, connection: 'close' };
+      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+      socket.write(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head.join('\r\n')}\r\n\r\n${body}`);
+      options.logger.info({ requestId, route: '(unparseable request)', statusCode: problem.status, reason: error.code }, 'request');
+    }
+    socket.destroy();
+  }
+
+  return { frameworkErrors, clientErrorHandler };
+}
