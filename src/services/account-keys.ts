@@ -5,6 +5,7 @@ import type { AccountKeyRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
 import { lockAccount, type Actor, type ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
+import { requireWellFormed } from './well-formed.js';
 
 export const MAX_ACTIVE_ACCOUNT_KEYS = 50;
 export const ENVIRONMENTS = ['production', 'staging', 'development', 'other'] as const;
@@ -46,6 +47,7 @@ export async function createAccountKey(
   input: { accountId: string; label: string; environment?: string; expiresAt?: string | null; actor: Actor },
 ): Promise<{ keyId: string; key: string }> {
   const label = input.label.trim();
+  requireWellFormed({ label });
   if (!label || [...label].length > 100) throw new ServiceError('invalid', 'the label must be 1 to 100 characters');
   const environment = (input.environment ?? 'production') as Environment;
   if (!ENVIRONMENTS.includes(environment)) {

@@ -3,6 +3,7 @@ import { newId } from '../ids.js';
 import type { ServiceContext } from './context.js';
 import { hashPassword } from './passwords.js';
 import { ServiceError } from './service-error.js';
+import { requireWellFormed } from './well-formed.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -12,6 +13,7 @@ export async function createAccount(
 ): Promise<{ accountId: string; userId: string }> {
   const name = input.name.trim();
   const email = input.email.trim().toLowerCase();
+  requireWellFormed({ 'account name': name, 'email address': email });
   if (!name || name.length > 200) throw new ServiceError('invalid', 'the account name must be 1 to 200 characters');
   if (!EMAIL.test(email) || email.length > 320) throw new ServiceError('invalid', 'the email address is not valid');
   if (input.password !== undefined && (input.password.length < 8 || input.password.length > 1024)) {

@@ -98,6 +98,7 @@ interface ClaimedFlow {
 /** What the callback ends in; the page or redirect follows from it (connect/oauth-callback.ts). */
 export type CallbackOutcome =
   | { kind: 'unknown' }
+  | { kind: 'malformed' }
   | { kind: 'gone' }
   | { kind: 'expired' }
   | { kind: 'failed'; flow: ClaimedFlow; providerName: string; error: string; cause: 'provider' | 'exchange' }
@@ -194,10 +195,26 @@ async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: Toke
 }
 
 /**
+ * A redirect no authorization server following RFC 6749 4.1.2 sends: a parameter twice, an empty
+ * `code`, neither `code` nor `error`, or tokens in the front channel (`id_token`, `access_token`:
+ * Keyward asks for `response_type=code` only). Nobody was called and nothing is known about the flow
+ * from it, and anyone can type such a URL, so it must not be able to end a flow the provider's real
+ * redirect can still complete: it is a 400 page and the flow stays as it was.
+ */
+function isMalformedCallback(query: URLSearchParams): boolean {
+  const names = [...query.keys()];
+  if (new Set(names).size !== names.length) return true;
+  if (query.has('id_token') || query.has('access_token')) return true;
+  return !query.has('error') && !query.get('code');
+}
+
+/**
  * GET /oauth/callback. Nothing is stored unless the exchange succeeded; a failure changes only the
  * flow's status. The replaced credential, if any, is revoked at the provider once the new one is saved.
  */
 export async function handleCallback(ctx: ServiceContext, query: URLSearchParams): Promise<CallbackOutcome> {
+  // Without a state the request names no flow at all: that stays the "unknown" answer.
+  if (query.has('state') && isMalformedCallback(query)) return { kind: 'malformed' };
   const claim = await claimFlow(ctx, query.get('state') ?? '');
   if ('kind' in claim) return claim;
   const flow = claim;

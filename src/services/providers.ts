@@ -10,6 +10,7 @@ import type { OAuthClientSettings } from './oauth-client.js';
 import type { Actor, Db, ServiceContext } from './context.js';
 import { getServer } from './servers.js';
 import { ServiceError } from './service-error.js';
+import { requireWellFormed } from './well-formed.js';
 
 const SLUG = new RegExp(SLUG_PATTERN);
 const FIELD_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
@@ -104,6 +105,7 @@ export async function enableProvider(
   input: { serverId: string; slug: string; clientId?: string; clientSecret?: string; scopes?: string[]; actor: Actor },
 ): Promise<{ serverId: string; provider: string }> {
   const server = await getServer(ctx, input.serverId);
+  requireWellFormed({ 'client id': input.clientId, 'client secret': input.clientSecret });
   const found = await findServerProvider(ctx, input.serverId, input.slug);
   if (!found) throw new ServiceError('not_found', `no provider "${input.slug}" in the catalog or among this server's custom providers`);
   if (found.provider.kind === 'oauth2' && (!input.clientId || !input.clientSecret)) {
@@ -150,6 +152,7 @@ async function addCustomProvider(
   actor: Actor,
 ) {
   if (!SLUG.test(provider.slug)) throw new ServiceError('invalid', `the slug must match ${SLUG_PATTERN}`);
+  requireWellFormed({ provider, 'client id': secrets.clientId, 'client secret': secrets.clientSecret });
   if (ctx.catalog(provider.slug)) throw new ServiceError('conflict', `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug`);
   const server = await getServer(ctx, serverId);
   const now = iso(ctx.clock.now());

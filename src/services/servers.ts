@@ -4,6 +4,7 @@ import { generateKey, keyDigest, keyHint } from '../keys/format.js';
 import { recordAudit } from './audit.js';
 import type { Actor, Db, ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
+import { requireWellFormed } from './well-formed.js';
 
 export type ServerMode = 'business' | 'personal';
 export const SERVER_MODES: readonly ServerMode[] = ['business', 'personal'];
@@ -29,6 +30,7 @@ export async function createServer(
   input: { accountId: string; name: string; mode: ServerMode; actor: Actor },
 ): Promise<{ serverId: string; serverKey: string }> {
   const name = input.name.trim();
+  requireWellFormed({ 'server name': name });
   if (!name || name.length > 100) throw new ServiceError('invalid', 'the server name must be 1 to 100 characters');
   if (!SERVER_MODES.includes(input.mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
   const now = iso(ctx.clock.now());
@@ -111,6 +113,7 @@ export async function rotateServerKey(ctx: ServiceContext, serverId: string, gra
 
 /** Redirect URIs are compared exactly, so only absolute http(s) URIs without a fragment are taken. */
 export function checkRedirectUri(uri: string): string {
+  requireWellFormed({ 'redirect URI': uri });
   let parsed: URL;
   try {
     parsed = new URL(uri);

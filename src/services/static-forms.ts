@@ -12,6 +12,7 @@ import type { Db, ServiceContext } from './context.js';
 import { storeCredential } from './credentials.js';
 import { findServerProvider } from './providers.js';
 import { isRedirectUriAllowed } from './servers.js';
+import { isWellFormedText } from './well-formed.js';
 
 export const MAX_FIELD_LENGTH = 4096;
 
@@ -122,6 +123,7 @@ export function fieldError(field: StaticField, value: string): string | null {
   if (!value) return field.required ? `${field.label} is required.` : null;
   if ([...value].length > MAX_FIELD_LENGTH) return `${field.label} must be at most ${MAX_FIELD_LENGTH} characters.`;
   if (/[\u0000-\u001f\u007f]/.test(value)) return `${field.label} must not contain control characters.`;
+  if (!isWellFormedText(value)) return `${field.label} holds characters that are not valid text.`;
   if (field.pattern && !new RegExp(field.pattern).test(value)) {
     return field.patternHint ? `${field.label} does not look right: ${field.patternHint}.` : `${field.label} does not have the expected format.`;
   }
