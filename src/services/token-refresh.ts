@@ -6,6 +6,11 @@
  * not a process, decides who holds it, so it holds across Keyward nodes sharing PostgreSQL. The
  * holder calls the provider outside any transaction (a slow provider must not hold a write lock);
  * the others wait for the lease to be released and take the holder's result.
+ *
+ * The cooldown (KEYWARD_REFRESH_COOLDOWN_SECONDS): after an attempt ends, successful or not, no
+ * other attempt is made on that credential for that long, whatever `minValiditySeconds` readers ask.
+ * A provider whose tokens live shorter than what callers ask would otherwise be asked on every read,
+ * and an outage would be hammered by every reader, so a failed attempt starts the cooldown too.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -45,7 +50,25 @@ async function readRow(ctx: ServiceContext, id: string): Promise<CredentialRow |
   return ctx.store.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Takes the lease unless another reader holds a live one, or a refresh attempt ended since `since`. */
+/** The moment before which the last attempt must have ended for a new one to be made. */
+function cooldownStart(ctx: ServiceContext, now: Date): string {
+  return iso(addSeconds(now, -ctx.refreshCooldownSeconds));
+}
+
+/**
+ * Whether the last attempt is this read's answer: it ended after the read began (one read causes at
+ * most one refresh even with a cooldown of 0), or within the cooldown.
+ */
+function attemptStands(ctx: ServiceContext, row: CredentialRow, since: string): boolean {
+  const ended = row.refresh_attempted_at;
+  return ended !== null && (ended >= since || ended > cooldownStart(ctx, ctx.clock.now()));
+}
+
+/**
+ * Takes the lease unless another reader holds a live one, or the last attempt stands (see above).
+ * The same test as attemptStands, made again by the database in the UPDATE itself, so that readers on
+ * other nodes, or one that read the row before an attempt ended, cannot start a second one.
+ */
 async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string): Promise<string | null> {
   const now = ctx.clock.now();
   const holder = randomUUID();
@@ -56,7 +79,12 @@ async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string)
     .where('id', '=', row.id)
     .where('status', '=', 'active')
     .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<=', iso(now))]))
-    .where((eb) => eb.or([eb('refresh_attempted_at', 'is', null), eb('refresh_attempted_at', '<', since)]))
+    .where((eb) =>
+      eb.or([
+        eb('refresh_attempted_at', 'is', null),
+        eb.and([eb('refresh_attempted_at', '<', since), eb('refresh_attempted_at', '<=', cooldownStart(ctx, now))]),
+      ]),
+    )
     .executeTakeFirst();
   return taken.numUpdatedRows > 0n ? holder : null;
 }
@@ -135,10 +163,10 @@ function storedFailure(row: CredentialRow): RefreshFailure | null {
 }
 
 /**
- * The credential as a reader should see it: refreshed first where due. Undefined when it was revoked
- * while this read waited. `since` is when the read began: a refresh attempt that ended after it, made
- * by any reader on any node, is this read's answer too, so one read causes at most one refresh even
- * when the new token is itself short-lived.
+ * The credential as a reader should see it: refreshed first where due, unless an attempt stands, in
+ * which case it is served as it is (its expiresAt may then be sooner than `minValiditySeconds`).
+ * Undefined when it was revoked while this read waited. `since` is when the read began: a refresh
+ * attempt that ended after it, made by any reader on any node, is this read's answer too.
  */
 export async function readFresh(ctx: ServiceContext, row: CredentialRow, minValiditySeconds: number, since: string): Promise<ReadCredential | undefined> {
   let current: CredentialRow | undefined = row;
@@ -146,7 +174,7 @@ export async function readFresh(ctx: ServiceContext, row: CredentialRow, minVali
     if (!isDue(current, ctx.clock.now(), minValiditySeconds)) return { row: current, failure: null };
     // Without a refresh token (GitHub's, say) there is nothing to do but serve what is stored.
     if (!hasRefreshToken(ctx, current)) return { row: current, failure: null };
-    if (current.refresh_attempted_at !== null && current.refresh_attempted_at >= since) return { row: current, failure: storedFailure(current) };
+    if (attemptStands(ctx, current, since)) return { row: current, failure: storedFailure(current) };
     const holder = await takeLease(ctx, current, since);
     if (holder) {
       const failure = await refreshHeld(ctx, current, holder);

@@ -5,33 +5,20 @@
  *
  * The TestClock stands still: readers started in the same instant count as "the same moment", and each
  * test moves it by a second before a new round, so an earlier refresh is not taken for this round's.
+ * A second refresh of the same credential waits out the refresh cooldown (30 s by default): those
+ * tests move the clock by COOLDOWN. The cooldown itself is tested in refresh-cooldown.test.ts.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { addProviderLikeAcme, connectTo, storedCredential } from '../helpers/oauth-credentials.js';
 import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { readAtOnce, REFRESH_FAILED, refreshCounts } from '../helpers/refresh-readers.js';
 import { startSecondNode } from '../helpers/test-app.js';
 
-/** `count` reads of the member sent at once to each app; the answers' credentials of `provider`, in order. */
-async function readAtOnce(apps: FastifyInstance[], o: OAuthTenant, externalUserId: string, count: number, minValiditySeconds: number, provider = 'acme') {
-  const url = `/v1/end-users/${externalUserId}?minValiditySeconds=${minValiditySeconds}`;
-  const responses = await Promise.all(apps.flatMap((app) => Array.from({ length: count }, () => app.inject({ method: 'GET', url, headers: o.headers }))));
-  for (const response of responses) expect(response.statusCode, response.body).toBe(200);
-  return responses.map((r) => r.json().credentials.find((c: { provider: string }) => c.provider === provider));
-}
-
-/** The refresh requests (and successful refresh grants) the provider has seen since this was called. */
-function counts(o: OAuthTenant) {
-  const requests = o.as.tokenRequests.refresh_token;
-  const grants = o.as.grants.refresh_token;
-  return () => ({ requests: o.as.tokenRequests.refresh_token - requests, grants: o.as.grants.refresh_token - grants });
-}
-
-const REFRESH_FAILED = { code: 'refresh_failed', retryable: true, message: expect.stringMatching(/\S/) };
+const COOLDOWN = 30;
 
 /**
  * A pass-through to the real token endpoint that, while `hold` is set, keeps each request waiting
@@ -79,7 +66,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     await o.connect('crowd');
     const before = await o.read('crowd');
     o.t.clock.advance(1);
-    const seen = counts(o);
+    const seen = refreshCounts(o);
     const answers = await readAtOnce([o.t.app], o, 'crowd', 20, 300);
     expect(seen()).toEqual({ requests: 1, grants: 1 });
     const tokens = new Set(answers.map((a) => a.accessToken));
@@ -101,7 +88,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
       try {
         o.t.clock.advance(1);
         second.clock.advance(1);
-        const seen = counts(o);
+        const seen = refreshCounts(o);
         const answers = await readAtOnce([o.t.app, second.app], o, 'two-nodes', 10, 300);
         expect(seen()).toEqual({ requests: 1, grants: 1 });
         expect(new Set(answers.map((a) => a.accessToken)).size).toBe(1);
@@ -124,7 +111,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
       gate.hold = true;
       const arrived = gate.arrived;
       o.t.clock.advance(1);
-      const seen = counts(o);
+      const seen = refreshCounts(o);
       const first = read();
       while (gate.arrived === arrived) await sleep(5); // the first reader's refresh is now at the provider
       o.t.clock.advance(1); // a slow provider: time passes while it works
@@ -150,8 +137,8 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     expect(await o.as.isActive(first.refreshToken)).toBe(false);
     expect(await o.as.isActive(second.refreshToken)).toBe(true);
 
-    o.t.clock.advance(1);
-    const seen = counts(o);
+    o.t.clock.advance(COOLDOWN);
+    const seen = refreshCounts(o);
     const again = await o.read('rotating', 300);
     expect(seen()).toEqual({ requests: 1, grants: 1 });
     expect(again.accessToken).not.toBe(refreshed.accessToken);
@@ -164,7 +151,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     // The end user removes the app at the provider: every token of the grant dies there.
     await o.as.revoke((await storedCredential(o, 'revoked-upstream')).refreshToken);
     o.t.clock.advance(1);
-    const seen = counts(o);
+    const seen = refreshCounts(o);
     const answer = await o.read('revoked-upstream', 300);
     expect(seen()).toEqual({ requests: 1, grants: 0 });
     expect(answer.status).toBe('needs_reauth');
@@ -192,7 +179,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     const { sealed } = await storedCredential(o, 'outage');
     o.as.tokenEndpoint = 'unavailable';
     o.t.clock.advance(1);
-    const seen = counts(o);
+    const seen = refreshCounts(o);
     const answer = await o.read('outage', 300);
     expect(seen()).toEqual({ requests: 1, grants: 0 });
     expect(answer).toMatchObject({ status: 'active', accessToken: before.accessToken, tokenType: before.tokenType, expiresAt: before.expiresAt, refreshedAt: null });
@@ -201,7 +188,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     expect(await o.as.isActive(before.accessToken)).toBe(true);
 
     o.as.tokenEndpoint = 'normal';
-    o.t.clock.advance(1);
+    o.t.clock.advance(COOLDOWN); // the failed attempt started the cooldown too
     const recovered = await o.read('outage', 300);
     expect(seen()).toEqual({ requests: 2, grants: 1 });
     expect(recovered.status).toBe('active');
@@ -216,7 +203,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     await o.connect('outage-same-moment');
     o.as.tokenEndpoint = 'unavailable';
     o.t.clock.advance(1);
-    const seen = counts(o);
+    const seen = refreshCounts(o);
     const first = await o.read('outage-same-moment', 300);
     const second = await o.read('outage-same-moment', 300); // the clock has not moved: the same moment
     expect(seen()).toEqual({ requests: 1, grants: 0 });
@@ -229,7 +216,7 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     const before = await o.read('outage-crowd');
     o.as.tokenEndpoint = 'unavailable';
     o.t.clock.advance(1);
-    const seen = counts(o);
+    const seen = refreshCounts(o);
     const answers = await readAtOnce([o.t.app], o, 'outage-crowd', 10, 300);
     expect(seen()).toEqual({ requests: 1, grants: 0 });
     for (const answer of answers) {
@@ -251,7 +238,7 @@ describe.each(ENGINES)('refresh with tokens that live an hour and a 300 ms provi
 
   it('does not call the provider for a token valid longer than the default 60 s', async () => {
     await o.connect('fresh');
-    const seen = counts(o);
+    const seen = refreshCounts(o);
     o.t.clock.advance(3600 - 61); // 61 s left
     const answer = await o.read('fresh');
     expect(seen()).toEqual({ requests: 0, grants: 0 });
@@ -265,7 +252,7 @@ describe.each(ENGINES)('refresh with tokens that live an hour and a 300 ms provi
     const { sealed } = await storedCredential(o, 'hung');
     o.as.tokenEndpoint = 'hang';
     o.t.clock.advance(1);
-    const seen = counts(o);
+    const seen = refreshCounts(o);
     const started = performance.now();
     const answer = await o.read('hung', 3600);
     expect(performance.now() - started).toBeLessThan(3000); // the 300 ms timeout, not the 5 s default
@@ -275,7 +262,7 @@ describe.each(ENGINES)('refresh with tokens that live an hour and a 300 ms provi
     expect((await storedCredential(o, 'hung')).sealed).toBe(sealed);
 
     o.as.tokenEndpoint = 'normal';
-    o.t.clock.advance(1);
+    o.t.clock.advance(COOLDOWN); // the failed attempt started the cooldown too
     const recovered = await o.read('hung', 3600);
     expect(seen()).toEqual({ requests: 2, grants: 1 });
     expect(recovered.accessToken).not.toBe(before.accessToken);
