@@ -92,10 +92,19 @@ function parseTrustProxy(raw: string | undefined): boolean | string[] {
   return addresses;
 }
 
+/**
+ * An all-zero, repeated or hand-typed key is refused. 32 random bytes hold about 30 distinct values;
+ * fewer than 16 happens to a random key with probability about 2^-55, so only a made-up key fails.
+ */
+const MIN_DISTINCT_KEY_BYTES = 16;
+
 function decodeMasterKey(value: string, origin: string): Buffer {
   const key = Buffer.from(value.trim(), 'base64');
   if (key.length !== 32 || key.toString('base64') !== value.trim()) {
     throw new ConfigError(origin, 'must be 32 bytes in base64 (make one with: openssl rand -base64 32)');
+  }
+  if (new Set(key).size < MIN_DISTINCT_KEY_BYTES) {
+    throw new ConfigError(origin, 'is not a random key (too few distinct bytes); make one with: openssl rand -base64 32');
   }
   return key;
 }

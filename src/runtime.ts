@@ -1,9 +1,13 @@
-/** Opens what the service and the CLI share: the database (migrated to the latest schema) and the vault. */
+/**
+ * Opens what the service and the CLI share: the database (migrated to the latest schema) and the
+ * vault, once the master key is proven to be the one the data was sealed with (master-key.ts).
+ */
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createOutbound } from './outbound/outbound-http.js';
 import { catalogProvider } from './providers/catalog.js';
 import type { ServiceContext } from './services/context.js';
+import { verifyMasterKeys } from './services/master-key.js';
 import { Vault } from './services/vault.js';
 import { openStore } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -12,9 +16,10 @@ export async function openContext(config: Config, clock: Clock = systemClock): P
   const store = openStore(config.database);
   try {
     const migrations = await migrateToLatest(store);
+    await verifyMasterKeys(store, { current: config.masterKey, old: config.oldMasterKeys }, clock.now().toISOString());
     const ctx: ServiceContext = {
       store,
-      vault: new Vault(config.masterKey),
+      vault: new Vault(config.masterKey, config.oldMasterKeys),
       clock,
       publicUrl: config.publicUrl,
       catalog: catalogProvider,

@@ -5,6 +5,7 @@
 import { createAccount } from '../services/accounts.js';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/account-keys.js';
 import { CLI_ACTOR, type ServiceContext } from '../services/context.js';
+import { rotateMasterKey } from '../services/master-key-rotation.js';
 import { addCustomOAuthProvider, addCustomStaticProvider, enableProvider, parseFieldSpec } from '../services/providers.js';
 import { allowRedirectUri, createServer, rotateServerKey, setServerMode, type ServerMode } from '../services/servers.js';
 import { ServiceError } from '../services/service-error.js';
@@ -30,6 +31,12 @@ const list = (value: string | undefined): string[] | undefined =>
   value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
 
 const SHOWN_ONCE = 'shown once: store it now, only its hint is kept';
+
+function count(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new ServiceError('invalid', `--${name} must be a whole number`);
+  return Number(value);
+}
 
 function graceSeconds(value: string | undefined): number {
   if (value === undefined) return 0;
@@ -182,5 +189,20 @@ export const COMMANDS: Record<string, Command> = {
         actor: CLI_ACTOR,
       }),
     text: (r) => `Custom static provider ${r.provider} added to ${r.serverId} and enabled.`,
+  },
+  'master-key rotate': {
+    usage: 'master-key rotate [--batch-size N] [--max-batches N]',
+    options: { 'batch-size': { type: 'string' }, 'max-batches': { type: 'string' } },
+    run: async (ctx, o) => ({
+      ...(await rotateMasterKey(ctx, {
+        batchSize: count(optional(o, 'batch-size'), 'batch-size'),
+        maxBatches: count(optional(o, 'max-batches'), 'max-batches'),
+      })),
+    }),
+    text: (r) =>
+      `Resealed ${r.resealed} values under the current master key; ${r.remaining} remain.\n` +
+      (r.remaining === 0
+        ? 'The old master keys are retired: remove KEYWARD_OLD_MASTER_KEYS from every node.'
+        : 'Run it again (values changed meanwhile, or were sealed under a key not given in KEYWARD_OLD_MASTER_KEYS).'),
   },
 };

@@ -29,7 +29,7 @@ export function requestHash(route: string, body: unknown): string {
   return createHash('sha256').update(route).update('\n').update(JSON.stringify(canonical(body) ?? null)).digest('hex');
 }
 
-function aad(serverId: string, key: string): string {
+export function aad(serverId: string, key: string): string {
   return `idempotency_records|${serverId}|${key}`;
 }
 

@@ -29,7 +29,7 @@ export function callbackUrl(ctx: ServiceContext): string {
 }
 
 
-function verifierAad(flowId: string, serverId: string): string {
+export function verifierAad(flowId: string, serverId: string): string {
   return `oauth_flows|${flowId}|${serverId}`;
 }
 

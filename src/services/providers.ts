@@ -23,7 +23,7 @@ export interface ServerProvider {
   scopes: string[] | null;
 }
 
-function clientSecretAad(serverId: string, slug: string): string {
+export function clientSecretAad(serverId: string, slug: string): string {
   return `server_providers|${serverId}|${slug}`;
 }
 

@@ -3,6 +3,7 @@ import type { Store } from './database.js';
 import { initialMigration } from './migrations/001-initial.js';
 import { oauthFlowsMigration } from './migrations/002-oauth-flows.js';
 import { dashboardMigration } from './migrations/003-dashboard.js';
+import { masterKeysMigration } from './migrations/004-master-keys.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -13,6 +14,7 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     '001-initial': initialMigration(store.engine),
     '002-oauth-flows': oauthFlowsMigration(store.engine),
     '003-dashboard': dashboardMigration(),
+    '004-master-keys': masterKeysMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

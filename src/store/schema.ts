@@ -167,6 +167,17 @@ export interface IdempotencyRecordsTable {
   expires_at: string;
 }
 
+/** One master key the data was sealed under (src/services/master-key.ts). */
+export interface MasterKeysTable {
+  /** masterKeyId() of the key, hex. */
+  key_id: string;
+  /** A fixed text sealed under this key: whoever opens it holds the key. */
+  check_value: Uint8Array;
+  created_at: string;
+  /** Set when a rotation left nothing sealed under this key: it no longer starts the service. */
+  retired_at: string | null;
+}
+
 export interface AuditEventsTable {
   id: string;
   account_id: string;
@@ -195,6 +206,7 @@ export interface Database {
   oauth_flows: OAuthFlowsTable;
   idempotency_records: IdempotencyRecordsTable;
   audit_events: AuditEventsTable;
+  master_keys: MasterKeysTable;
 }
 
 export type AccountKeyRow = Selectable<AccountKeysTable>;

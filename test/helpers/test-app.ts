@@ -17,6 +17,7 @@ import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
+import { verifyMasterKeys } from '../../src/services/master-key.js';
 import { Vault } from '../../src/services/vault.js';
 import { openStore, parseDatabaseUrl, type Engine } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -88,6 +89,8 @@ export async function startTestApp(engine: Engine, options: TestAppOptions = {})
 async function openNode(url: string, masterKey: Buffer, clock: TestClock, options: TestAppOptions) {
   const store = openStore(parseDatabaseUrl(url)!);
   await migrateToLatest(store);
+  // The start-up check production runs (runtime.ts): the first node records the key, the next prove it.
+  await verifyMasterKeys(store, { current: masterKey, old: [] }, clock.now().toISOString());
   const ctx: ServiceContext = {
     store,
     vault: new Vault(masterKey),

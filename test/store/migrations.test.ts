@@ -20,7 +20,7 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
     database = await createTestDatabase(engine);
     const store = openStore(parseDatabaseUrl(database.url)!);
     try {
-      expect(await migrateToLatest(store)).toEqual(['001-initial', '002-oauth-flows', '003-dashboard']);
+      expect(await migrateToLatest(store)).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys']);
       expect(await migrateToLatest(store)).toEqual([]);
       const tables = (await store.db.introspection.getTables()).map((t) => t.name);
       expect(tables).toEqual(expect.arrayContaining(TABLES));
@@ -35,7 +35,7 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
     const migrate = () => run(process.execPath, ['bin/keyward.js', 'migrate', '--json'], { env });
     const outputs = await Promise.all([migrate(), migrate()]);
     const applied = outputs.flatMap((o) => (JSON.parse(o.stdout) as { applied: string[] }).applied);
-    expect(applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard']);
+    expect(applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys']);
   });
 });
 
