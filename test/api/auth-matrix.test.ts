@@ -6,6 +6,7 @@ import {
   PRECEDENCE_CASES,
   bearer,
   createAuthFixture,
+  encodedVariants,
   expectPassed,
   expectRefusal,
   rawHttp,
@@ -31,6 +32,20 @@ const ROUTES: MatrixRoute[] = [
   { name: 'an unknown /v1 path', method: 'GET', path: '/v1/no-such-route', ok: { status: 404, code: 'route_not_found' } },
 ];
 
+/**
+ * Issue 8 item 4: a percent-encoded spelling of a /v1 path reached its handler without the guard.
+ * Every route is run again under spellings the router decodes to it, and under paths the router sends
+ * to /v1's not-found handler: a doubled slash (the router does not merge slashes), and an id holding
+ * an encoded slash in either hex case (one segment, so still the id route).
+ */
+const SPELLED: MatrixRoute[] = [
+  ...ROUTES.flatMap(encodedVariants),
+  { name: 'a doubled slash: GET /v1//end-users', method: 'GET', path: '/v1//end-users', ok: { status: 404, code: 'route_not_found' } },
+  { name: 'a doubled slash: GET //%761/end-users', method: 'GET', path: '/%761//end-users', ok: { status: 404, code: 'route_not_found' } },
+  { name: 'DELETE /v1/end-users/no%2fbody', method: 'DELETE', path: '/v1/end-users/no%2fbody', ok: { status: 404, code: 'end_user_not_found' } },
+  { name: 'DELETE /v1/end-users/no%2Fbody', method: 'DELETE', path: '/%761/end-users/no%2Fbody', ok: { status: 404, code: 'end_user_not_found' } },
+];
+
 describe.each(ENGINES)('the management guard on %s', (engine) => {
   let t: TestApp;
   let f: AuthFixture;
@@ -41,7 +56,7 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  describe.each(ROUTES)('$name', (route) => {
+  describe.each([...ROUTES, ...SPELLED])('$name', (route) => {
     it.each(GUARD_CASES)('step $step: $title', async (c) => {
       const request = c.request(f);
       expectRefusal(await send(t.app, route, request), c.step, f, secretsOf(request.headers), t.logs);

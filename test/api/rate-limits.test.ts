@@ -120,6 +120,20 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
       expect((await from('203.0.113.7', unknownKey())).statusCode).toBe(401);
     });
 
+    it('counts failures on every spelling of a /v1 path, undecodable ones included, and limits them there too', async () => {
+      const address = '203.0.113.99';
+      const spellings = ['/%761/end-users', '/v1/%65nd-users/u_1', '/v1/end-users/%zz', '/v1/end-users/%ED%A0%80', '/%76%31/no-such-route'];
+      for (const url of spellings) {
+        const failed = await t.app.inject({ method: 'GET', url, headers: unknownKey(), remoteAddress: address });
+        expect({ url, status: failed.statusCode, code: failed.json().code }).toEqual({ url, status: 401, code: 'account_key_invalid' });
+      }
+      for (const url of spellings) {
+        const limited = await t.app.inject({ method: 'GET', url, headers: unknownKey(), remoteAddress: address });
+        expect({ url, status: limited.statusCode, code: limited.json().code }).toEqual({ url, status: 429, code: 'rate_limited' });
+        expect(limited.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      }
+    });
+
     it('does not count valid requests as failures', async () => {
       for (let i = 0; i < FAILURES - 1; i += 1) expect((await from('192.0.2.44', unknownKey())).statusCode).toBe(401);
       for (let i = 0; i < 10; i += 1) expect((await from('192.0.2.44', keys(tenant))).statusCode).toBe(200);

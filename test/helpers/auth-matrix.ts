@@ -85,11 +85,18 @@ export async function createAuthFixture(t: TestApp, rateLimitPerMinute: number):
   const other = await createTenant(ctx);
   const otherCurrent = await rotateServerKey(ctx, other.serverId, 0, CLI_ACTOR);
   const otherPersonal = await createTenant(ctx, { mode: 'personal' });
+  let lastFresh: string | null = null;
 
   return {
     tenant,
     rateLimitPerMinute,
-    freshAccountKey: async () => (await accountKey()).key,
+    // The one before is revoked: an account holds at most 50 live keys, and each test uses only its newest.
+    freshAccountKey: async () => {
+      if (lastFresh) await revokeAccountKey(ctx, lastFresh, CLI_ACTOR);
+      const fresh = await accountKey();
+      lastFresh = fresh.keyId;
+      return fresh.key;
+    },
     revokedAccountKey: revoked.key,
     expiredAccountKey: expired.key,
     revokedAndExpiredAccountKey: revokedAndExpired.key,
@@ -102,6 +109,29 @@ export async function createAuthFixture(t: TestApp, rateLimitPerMinute: number):
     otherAccountRotatedOutServerKey: other.serverKey,
     otherAccountPersonalServerKey: otherPersonal.serverKey,
   };
+}
+
+const hex = (char: string, upper: boolean) => {
+  const code = `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  return upper ? code.toUpperCase() : code.toLowerCase();
+};
+
+/**
+ * Other spellings of a route's path that the router decodes to the very same route, so the guard must
+ * meet them there too: the `v` of /v1 as `%76`; the first letter of every later segment escaped in
+ * lowercase hex; and every character of every segment escaped in uppercase hex. None uses `%2F`, which
+ * the router keeps as a slash inside a segment (another path, not another spelling).
+ */
+export function encodedVariants(route: MatrixRoute): MatrixRoute[] {
+  const [, version, ...rest] = route.path.split('/');
+  const spell = (path: string, how: string): MatrixRoute => ({ ...route, name: `${route.name}, spelled ${path} (${how})`, path });
+  const firstEscaped = (segment: string) => hex(segment[0]!, false) + segment.slice(1);
+  const allEscaped = (segment: string) => [...segment].map((c) => hex(c, true)).join('');
+  return [
+    spell(`/%761/${rest.join('/')}`, '%76'),
+    spell(`/${version!.slice(0, 1)}%31/${rest.map(firstEscaped).join('/')}`, 'lowercase hex'),
+    spell(`/${[version!, ...rest].map(allEscaped).join('/')}`, 'uppercase hex'),
+  ];
 }
 
 /** The same key with its last checksum character changed: right shape, wrong CRC-32. */
