@@ -95,6 +95,48 @@ describe.each(ENGINES)('bad inputs on %s', (engine) => {
     });
   });
 
+  // Issue 8 item 5: stored lossily, alice\ud800 and alice\udc00 became one end user on both engines.
+  describe('lone UTF-16 surrogates (ill-formed text)', () => {
+    const LONE = ['alice\ud800', 'alice\udc00', '\udbff', 'a\ude00b'];
+    const members = async () => (await t.ctx.store.db.selectFrom('audience_members').select('external_user_id').execute()).map((r) => r.external_user_id);
+
+    it.each(LONE.map((id) => [JSON.stringify(id), id]))('refuses %s in the body of both POST routes, storing nothing', async (_name, id) => {
+      await refusedBody({ externalUserId: id }, 400, 'validation_failed', '/body/externalUserId');
+      await refused({ method: 'POST', url: '/v1/oauth/github/start', payload: { externalUserId: id } }, 400, 'validation_failed', '/body/externalUserId');
+    });
+
+    it('keeps alice\ud800 and alice\udc00 apart: neither is stored, so neither can read the other', async () => {
+      for (const id of ['alice\ud800', 'alice\udc00']) expect((await connect({ externalUserId: id })).statusCode).toBe(400);
+      expect((await members()).filter((id) => id.startsWith('alice'))).toEqual([]);
+      const listed = await send({ method: 'GET', url: '/v1/end-users?prefix=alice' });
+      expect(listed.json().data).toEqual([]);
+    });
+
+    it.each([
+      ['a high surrogate', 'alice%ED%A0%80'],
+      ['a low surrogate', 'alice%ED%B0%80'],
+      ['a lowercase-hex surrogate', '%ed%bf%bf'],
+    ])('refuses %s percent-encoded in the path of GET and DELETE', async (_name, encoded) => {
+      await refused({ method: 'GET', url: `/v1/end-users/${encoded}` }, 400, 'validation_failed', '/path');
+      await refused({ method: 'DELETE', url: `/v1/end-users/${encoded}` }, 400, 'validation_failed', '/path');
+    });
+
+    it('refuses a percent-encoded lone surrogate in the prefix query', async () => {
+      await refused({ method: 'GET', url: '/v1/end-users?prefix=alice%ED%A0%80' }, 400, 'validation_failed', '/query/prefix');
+      await refused({ method: 'GET', url: '/v1/end-users?limit=1&prefix=%zz' }, 400, 'validation_failed', '/query/prefix');
+    });
+
+    it('accepts a surrogate pair (one astral character) in the body, the path and the prefix', async () => {
+      const id = 'alice\ud83d\ude00';
+      await connectStatic(t.app, h, { externalUserId: id, values: { apiKey: API_KEY } });
+      const read = await send({ method: 'GET', url: path(id) });
+      expect(read.statusCode).toBe(200);
+      expect(read.json().externalUserId).toBe(id);
+      const byPair = await send({ method: 'GET', url: `/v1/end-users?prefix=${encodeURIComponent(id)}` });
+      expect(byPair.json().data.map((m: { externalUserId: string }) => m.externalUserId)).toEqual([id]);
+    });
+  });
+
   describe('externalUserId in a path is percent-encoded and matched exactly', () => {
     it('finds auth0|a/b sent as auth0%7Ca%2Fb (either hex case)', async () => {
       for (const url of ['/v1/end-users/auth0%7Ca%2Fb', '/v1/end-users/auth0%7ca%2fb']) {
