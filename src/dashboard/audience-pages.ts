@@ -10,7 +10,7 @@ import { findMemberCredential, listMembers, revokeMember, type CredentialSummary
 import type { ServiceContext } from '../services/context.js';
 import { listServerProviders } from '../services/providers.js';
 import { formText, selectField, textField } from './forms.js';
-import { csrfField, dashboardPage, sendPage, type PageContext } from './layout.js';
+import { csrfField, dashboardPage, fixedText, sendPage, type PageContext } from './layout.js';
 import { pageContext } from './plugin.js';
 import { kindLabel, shownDate } from './provider-forms.js';
 import { memberActor, serverBreadcrumbs, serverOfAccount, serverTabs, type AccountServer } from './server-access.js';
@@ -137,7 +137,7 @@ ${textField({ name: 'prefix', label: 'External user id starts with', value: filt
           }</nav>`
         : '';
     const revocation = queryText(request.query, 'revocation');
-    const notice = queryText(request.query, 'notice') === 'credential-revoked' ? (REVOKED[revocation] ?? 'Credential revoked.') : null;
+    const notice = queryText(request.query, 'notice') === 'credential-revoked' ? (fixedText(REVOKED, revocation) ?? 'Credential revoked.') : null;
     const body = html`<section class="panel" aria-labelledby="audience-title">
 <div class="panel-head"><h2 id="audience-title">End users</h2></div>
 ${filterForm}

@@ -2,6 +2,11 @@
  * Sign up ("Create account"), sign in ("Email", "Password", "Sign in") and sign out (CONTRACT 6).
  * The anonymous forms carry a CSRF token too (a nonce cookie and its MAC), so another site cannot sign
  * a browser in to an account of its choosing.
+ *
+ * Both forms run scrypt, so both are counted per client address before it runs (one budget for the
+ * two: what is limited is the work an address can cause). Neither answer tells whether an email has
+ * an account: sign-up answers the same redirect to "Sign in" whether it made an account or found the
+ * email taken, and sign-in's failures and lock-out read the same for every email.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,9 +15,9 @@ import { html } from '../connect/html.js';
 import { cookie, readCookie, sameText } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { ServiceError } from '../services/service-error.js';
-import { endSession, openSession, SESSION_SECONDS, signIn, signUp } from '../services/sessions.js';
-import { formError, formText, textField, type FieldErrors } from './forms.js';
-import { publicPage, sendPage } from './layout.js';
+import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/sessions.js';
+import { formError, formText, sentence, textField, type FieldErrors } from './forms.js';
+import { fixedText, publicPage, sendPage } from './layout.js';
 
 export const SESSION_COOKIE = 'keyward_session';
 const ANON_CSRF_COOKIE = 'keyward_dashboard_csrf';
@@ -30,8 +35,22 @@ export function clearedSessionCookie(options: SessionCookies): string {
   return cookie(SESSION_COOKIE, '', { path: '/dashboard', sameSite: 'Lax', secure: options.secure, maxAge: 0 });
 }
 
+/** What the sign-in page may say above its form, by `?notice=` code. */
+const NOTICES: Record<string, string> = {
+  'signed-up':
+    'Sign in with the email and password you just entered. If that email already had an account, nothing was changed: use the password it already has.',
+};
+
+const TOO_MANY_FROM_ADDRESS = 'Too many attempts from this address. Wait a minute and try again.';
+
+/** "after 10:45 UTC": when a locked email may sign in again. */
+const lockEnd = (until: string) => `${until.slice(11, 16)} UTC`;
+
 export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, options: SessionCookies & { failuresPerMinute: number }) {
-  const failures = new WindowCounter(options.failuresPerMinute);
+  // Every sign-in and sign-up is counted before scrypt runs: counting only failures, after the
+  // check, let a burst sent at once all be checked before the first one was counted.
+  const fromAddress = new WindowCounter(options.failuresPerMinute);
+  const overLimit = (request: FastifyRequest) => fromAddress.hit(request.ip, ctx.clock.now().getTime()).limited;
   const anonCsrf = (nonce: string) => ctx.vault.mac(`dashboard-anon-csrf|${nonce}`);
 
   /** The nonce of this browser's anonymous forms, made (and set as a cookie) on its first visit. */
@@ -51,23 +70,24 @@ export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, 
     return !!token && (await openSession(ctx, token)) !== null;
   }
 
-  const signInForm = (csrf: string, email: string, errors: FieldErrors, problem?: string) =>
+  const signInForm = (csrf: string, email: string, errors: FieldErrors, problem: { text?: string | null; signUp: boolean; notice?: string | null }) =>
     publicPage(
       'Sign in',
-      html`${formError(problem)}
+      html`${problem.notice ? html`<p class="notice" role="status">${problem.notice}</p>` : ''}${formError(problem.text)}
 <form method="post" action="/dashboard/sign-in" novalidate>
 <input type="hidden" name="csrf" value="${csrf}">
 ${textField({ name: 'email', label: 'Email', type: 'email', value: email, required: true, autocomplete: 'username', errors })}
 ${textField({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password', errors })}
 <button type="submit">Sign in</button>
 </form>
-<p class="aside">New to Keyward? <a href="/dashboard/sign-up">Create account</a></p>`,
+${problem.signUp ? html`<p class="aside">New to Keyward? <a href="/dashboard/sign-up">Create account</a></p>` : ''}`,
     );
 
-  const signUpForm = (csrf: string, values: Record<string, string>, errors: FieldErrors) =>
+  const signUpForm = (csrf: string, values: Record<string, string>, errors: FieldErrors, problem?: string) =>
     publicPage(
       'Create account',
-      html`<form method="post" action="/dashboard/sign-up" novalidate>
+      html`${formError(problem)}
+<form method="post" action="/dashboard/sign-up" novalidate>
 <input type="hidden" name="csrf" value="${csrf}">
 ${textField({ name: 'accountName', label: 'Company or team name', value: values.accountName, required: true, maxLength: 200, errors })}
 ${textField({ name: 'email', label: 'Email', type: 'email', value: values.email, required: true, autocomplete: 'username', errors })}
@@ -75,6 +95,15 @@ ${textField({ name: 'password', label: 'Password', type: 'password', required: t
 <button type="submit">Create account</button>
 </form>
 <p class="aside">Already have an account? <a href="/dashboard/sign-in">Sign in</a></p>`,
+    );
+
+  /** The answer to a sign-up the policy refuses (KEYWARD_SIGNUP): how accounts are made here instead. */
+  const signUpClosed = () =>
+    publicPage(
+      'Accounts are made by the operator',
+      html`<p>This Keyward does not create accounts from the dashboard. Its operator makes them on the server, with:</p>
+<pre><code>npx keyward account create --name "Your company" --email you@company.example --password …</code></pre>
+<p>Ask the person who runs this Keyward for an account. If you have one already, <a href="/dashboard/sign-in">sign in</a>.</p>`,
     );
 
   const expired = () => publicPage('Form expired', html`<p>This form could not be verified. <a href="/dashboard/sign-in">Reload it</a> and try again.</p>`);
@@ -88,7 +117,8 @@ ${textField({ name: 'password', label: 'Password', type: 'password', required: t
 
   scope.get('/sign-in', async (request, reply) => {
     if (await signedIn(request)) return reply.redirect(HOME, 303);
-    return sendPage(reply, signInForm(anonCsrf(formNonce(request, reply)), '', {}));
+    const notice = fixedText(NOTICES, (request.query as Record<string, unknown>).notice);
+    return sendPage(reply, signInForm(anonCsrf(formNonce(request, reply)), '', {}, { signUp: await signUpAllowed(ctx), notice }));
   });
 
   scope.post('/sign-in', async (request, reply) => {
@@ -99,26 +129,25 @@ ${textField({ name: 'password', label: 'Password', type: 'password', required: t
     const errors: FieldErrors = {};
     if (!email) errors.email = 'Enter your email.';
     if (!password) errors.password = 'Enter your password.';
-    if (Object.keys(errors).length) return sendPage(reply, signInForm(csrf, email, errors), 422);
-    if (failures.peek(request.ip, ctx.clock.now().getTime()).limited) {
-      return sendPage(reply, signInForm(csrf, email, {}, 'Too many failed sign-ins from this address. Wait a minute and try again.'), 429);
-    }
+    const again = async (status: number, text?: string) =>
+      sendPage(reply, signInForm(csrf, email, errors, { text, signUp: await signUpAllowed(ctx) }), status);
+    if (Object.keys(errors).length) return again(422);
+    if (overLimit(request)) return again(429, TOO_MANY_FROM_ADDRESS);
     const result = await signIn(ctx, { email, password });
     if (result.ok) return startSession(request, reply, result.token);
-    failures.hit(request.ip, ctx.clock.now().getTime());
-    if (result.reason === 'locked') {
-      const at = result.until.slice(11, 16);
-      return sendPage(reply, signInForm(csrf, email, {}, `Too many failed sign-ins for this account. Try again after ${at} UTC.`), 429);
-    }
-    return sendPage(reply, signInForm(csrf, email, {}, 'That email and password do not match an account.'), 401);
+    if (result.reason === 'locked') return again(429, `Too many failed sign-ins for this email. Try again after ${lockEnd(result.until)}.`);
+    const locked = result.lockedUntil ? ` Too many failed sign-ins for this email: try again after ${lockEnd(result.lockedUntil)}.` : '';
+    return again(401, `That email and password do not match an account.${locked}`);
   });
 
   scope.get('/sign-up', async (request, reply) => {
     if (await signedIn(request)) return reply.redirect(HOME, 303);
+    if (!(await signUpAllowed(ctx))) return sendPage(reply, signUpClosed(), 403);
     return sendPage(reply, signUpForm(anonCsrf(formNonce(request, reply)), {}, {}));
   });
 
   scope.post('/sign-up', async (request, reply) => {
+    if (!(await signUpAllowed(ctx))) return sendPage(reply, signUpClosed(), 403);
     if (!csrfValid(request)) return sendPage(reply, expired(), 403);
     const csrf = formText(request.body, 'csrf');
     const values = { accountName: formText(request.body, 'accountName').trim(), email: formText(request.body, 'email').trim() };
@@ -130,13 +159,17 @@ ${textField({ name: 'password', label: 'Password', type: 'password', required: t
     if (password.length < 8) errors.password = 'Use at least 8 characters.';
     else if (password.length > 1024) errors.password = 'Use at most 1024 characters.';
     if (Object.keys(errors).length) return sendPage(reply, signUpForm(csrf, values, errors), 422);
+    if (overLimit(request)) return sendPage(reply, signUpForm(csrf, values, {}, TOO_MANY_FROM_ADDRESS), 429);
+    let result: Awaited<ReturnType<typeof signUp>>;
     try {
-      return startSession(request, reply, await signUp(ctx, { accountName: values.accountName, email: values.email, password }));
+      result = await signUp(ctx, { accountName: values.accountName, email: values.email, password });
     } catch (error) {
-      if (error instanceof ServiceError && error.reason === 'conflict') {
-        return sendPage(reply, signUpForm(csrf, values, { email: 'An account with this email exists already. Sign in instead.' }), 409);
-      }
+      // The service's own checks (well-formed text…) refuse what the form's checks above let through.
+      if (error instanceof ServiceError && error.reason === 'invalid') return sendPage(reply, signUpForm(csrf, values, {}, sentence(error.message)), 422);
       throw error;
     }
+    // Another sign-up made the instance's first account while this one was checked.
+    if (result === 'refused') return sendPage(reply, signUpClosed(), 403);
+    return reply.redirect('/dashboard/sign-in?notice=signed-up', 303);
   });
 }

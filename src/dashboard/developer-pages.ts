@@ -1,7 +1,8 @@
 /**
  * "Developer" → "Account API Keys" (CONTRACT 1 and 6): the list of the account's keys (hints only),
- * "Generate Key" (the new key answered once, in the POST's own response, so a reload never shows it
- * again) and "Revoke" behind a confirmation page. A key id from the URL is looked up through the
+ * "Generate Key" (the new key answered once, in the POST's own response, so a later visit never shows
+ * it again; the form acts once, so a reload of that answer makes no second key) and "Revoke" behind a
+ * confirmation page. A key id from the URL is looked up through the
  * member's account: another account's key answers the same 404 as an unknown one.
  */
 import type { FastifyReply } from 'fastify';
@@ -12,7 +13,8 @@ import type { ServiceContext } from '../services/context.js';
 import { ServiceError } from '../services/service-error.js';
 import { actorNames, timeOf } from './audit-pages.js';
 import { formError, formText, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
-import { csrfField, dashboardPage, sendPage, type PageContext } from './layout.js';
+import { createOnce, onceField } from './form-once.js';
+import { csrfField, dashboardPage, fixedText, sendPage, type PageContext } from './layout.js';
 import { pageContext, type PageRoutes } from './plugin.js';
 import { memberActor } from './server-access.js';
 
@@ -48,7 +50,7 @@ function generateForm(csrf: string, form: GenerateForm): SafeHtml {
 <h2 id="generate-title">Generate a new key</h2>
 ${formError(form.problem)}
 <form method="post" action="${KEYS_URL}" novalidate>
-${csrfField(csrf)}
+${csrfField(csrf)}${onceField()}
 ${textField({ name: 'label', label: 'Label', required: true, maxLength: 100, value: values.label, hint: 'What uses this key, such as "Billing backend". 1 to 100 characters.', errors })}
 ${selectField({
   name: 'environment',
@@ -175,8 +177,7 @@ export const registerDeveloperPages: PageRoutes = (scope, ctx) => {
   });
 
   scope.get('/developer/api-keys', async (request, reply) => {
-    const code = (request.query as Record<string, unknown>).notice;
-    const notice = typeof code === 'string' && Object.hasOwn(NOTICES, code) ? NOTICES[code] : null;
+    const notice = fixedText(NOTICES, (request.query as Record<string, unknown>).notice);
     return sendPage(reply, await keysPage(ctx, pageContext(request), { notice }));
   });
 
@@ -184,24 +185,31 @@ export const registerDeveloperPages: PageRoutes = (scope, ctx) => {
     const context = pageContext(request);
     const form = readForm(request.body, ctx.clock.now());
     if (Object.keys(form.errors).length) return sendPage(reply, await keysPage(ctx, context, { form }), 422);
-    try {
-      const { key } = await createAccountKey(ctx, {
-        accountId: context.member.accountId,
-        label: form.values.label,
-        environment: form.values.environment,
-        expiresAt: form.expiresAt,
-        actor: memberActor(context.member.memberId),
-      });
-      // Answered here, not after a redirect: the key exists only in this response.
-      return sendPage(reply, await keysPage(ctx, context, { newKey: key }));
-    } catch (error) {
-      if (!(error instanceof ServiceError) || (error.reason !== 'limit' && error.reason !== 'invalid')) throw error;
-      const problem =
-        error.reason === 'limit'
-          ? 'This account has 50 keys that are not revoked, the most it may have. Revoke one you no longer use, then generate the new one.'
-          : `This key could not be generated: ${error.message}.`;
-      return sendPage(reply, await keysPage(ctx, context, { form: { ...form, problem } }), error.reason === 'limit' ? 409 : 422);
-    }
+    const target = {
+      section: 'developer' as const,
+      back: { href: KEYS_URL, label: 'Account API Keys' },
+      lost: 'If you did not see the key it made, revoke the newest key in the list and generate another.',
+    };
+    return createOnce(ctx, request, reply, context, target, async () => {
+      try {
+        const { key } = await createAccountKey(ctx, {
+          accountId: context.member.accountId,
+          label: form.values.label,
+          environment: form.values.environment,
+          expiresAt: form.expiresAt,
+          actor: memberActor(context.member.memberId),
+        });
+        // Answered here, not after a redirect: the key exists only in this response.
+        return sendPage(reply, await keysPage(ctx, context, { newKey: key }));
+      } catch (error) {
+        if (!(error instanceof ServiceError) || (error.reason !== 'limit' && error.reason !== 'invalid')) throw error;
+        const problem =
+          error.reason === 'limit'
+            ? 'This account has 50 keys that are not revoked, the most it may have. Revoke one you no longer use, then generate the new one.'
+            : `This key could not be generated: ${error.message}.`;
+        return sendPage(reply, await keysPage(ctx, context, { form: { ...form, problem } }), error.reason === 'limit' ? 409 : 422);
+      }
+    });
   });
 
   scope.get<{ Params: { keyId: string } }>('/developer/api-keys/:keyId/revoke', async (request, reply) => {

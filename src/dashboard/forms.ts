@@ -86,6 +86,12 @@ export function shownOnce(label: string, secret: string): SafeHtml {
 </section>`;
 }
 
+/** A service message ("the mode must be …") as a sentence beside a field or above a form. */
+export function sentence(message: string): string {
+  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
 /** Text of a form body field, or '' when missing or not a string. */
 export function formText(body: unknown, name: string): string {
   const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;

@@ -69,6 +69,19 @@ ${page.body}
   );
 }
 
+/**
+ * The fixed text a request-chosen code (`?notice=`) names, or null. Only the table's own keys count:
+ * a plain lookup would find `constructor` or `toString` on every object and print a function.
+ */
+export function fixedText(table: Record<string, string>, code: unknown): string | null {
+  return typeof code === 'string' && Object.hasOwn(table, code) ? table[code]! : null;
+}
+
+/** A signed-in form posted without its session's token (another site's, or a page kept too long). */
+export function formExpiredPage(): string {
+  return publicPage('Form expired', html`<p>This form could not be verified. Go back, reload the page and try again.</p>`);
+}
+
 /** Sign-in and sign-up: a centred card without navigation. */
 export function publicPage(title: string, body: SafeHtml): string {
   return document(

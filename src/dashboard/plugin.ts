@@ -5,13 +5,12 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { html } from '../connect/html.js';
 import { readCookie, sameText } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { endSession, openSession } from '../services/sessions.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
 import { formText } from './forms.js';
-import { publicPage, sendPage, type PageContext } from './layout.js';
+import { formExpiredPage, sendPage, type PageContext } from './layout.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +43,7 @@ export function registerDashboard(app: FastifyInstance, ctx: ServiceContext, opt
           if (!member) return reply.redirect('/dashboard/sign-in', 303);
           const csrf = ctx.vault.mac(`dashboard-csrf|${member.sessionId}`);
           if (request.method === 'POST' && !sameText(formText(request.body, 'csrf'), csrf)) {
-            return sendPage(reply, publicPage('Form expired', html`<p>This form could not be verified. Go back, reload the page and try again.</p>`), 403);
+            return sendPage(reply, formExpiredPage(), 403);
           }
           request.dashboard = { member, csrf };
         });

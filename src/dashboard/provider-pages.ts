@@ -18,7 +18,7 @@ import {
 import { ServiceError } from '../services/service-error.js';
 import type { StaticField } from '../providers/types.js';
 import { formText, type FieldErrors } from './forms.js';
-import { dashboardPage, sendPage } from './layout.js';
+import { dashboardPage, fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
 import { providersBody, type ProviderForm, type RefusedForm } from './provider-forms.js';
 import { memberActor, serverBreadcrumbs, serverOfAccount, serverTabs, type AccountServer } from './server-access.js';
@@ -59,7 +59,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
 
   async function render(request: FastifyRequest<ServerRoute>, reply: FastifyReply, server: AccountServer, refused: RefusedForm | null) {
     const context = pageContext(request);
-    const notice = !refused && typeof request.query.notice === 'string' ? (NOTICES[request.query.notice] ?? null) : null;
+    const notice = refused ? null : fixedText(NOTICES, request.query.notice);
     const body = html`${serverTabs(server, 'providers')}
 ${providersBody({
   action: base(server),

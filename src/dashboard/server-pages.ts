@@ -1,8 +1,9 @@
 /**
  * Servers (CONTRACT 6, issue 4.3): the account's servers and the create form, and one server's Overview
  * tab — its mode, its server key ("Rotate key", with a grace period) and its allowed redirect URIs.
- * A new or rotated key is answered in the POST's own 200 page (never after a redirect), so a reload
- * or a later visit cannot show it again.
+ * A new or rotated key is answered in the POST's own 200 page (never after a redirect), so a later
+ * visit cannot show it again; both forms act once, so a reload of that page makes no second server
+ * or key.
  */
 import type { FastifyInstance } from 'fastify';
 import { html, type SafeHtml } from '../connect/html.js';
@@ -20,8 +21,9 @@ import {
   setServerMode,
   type ServerMode,
 } from '../services/servers.js';
-import { formError, formText, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
-import { csrfField, dashboardPage, sendPage, type PageContext } from './layout.js';
+import { formError, formText, selectField, sentence, shownOnce, textField, type FieldErrors } from './forms.js';
+import { createOnce, onceField } from './form-once.js';
+import { csrfField, dashboardPage, fixedText, sendPage, type PageContext } from './layout.js';
 import { pageContext } from './plugin.js';
 import { memberActor, serverBreadcrumbs, serverOfAccount, serverTabs, type AccountServer } from './server-access.js';
 
@@ -51,12 +53,6 @@ const NOTICES: Record<string, string> = {
 type Params = { Params: { serverId: string } };
 type NoticeQuery = { Querystring: { notice?: string } };
 
-/** A service message ("the mode must be …") as a sentence beside a field. */
-function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return text.endsWith('.') ? text : `${text}.`;
-}
-
 /** A stored time, readable and still machine-readable (times are stored as UTC ISO text). */
 function when(at: string): SafeHtml {
   return html`<time datetime="${at}">${at.slice(0, 16).replace('T', ' ')} UTC</time>`;
@@ -84,7 +80,7 @@ async function serversPage(ctx: ServiceContext, context: PageContext, values: Re
     body: html`<section class="panel" aria-labelledby="servers-list"><h2 id="servers-list">Your servers</h2>${table}</section>
 <section class="panel" aria-labelledby="servers-create"><h2 id="servers-create">Create a server</h2>
 ${formError(problem)}
-<form method="post" action="/dashboard/servers" novalidate>${csrfField(context.csrf)}
+<form method="post" action="/dashboard/servers" novalidate>${csrfField(context.csrf)}${onceField()}
 ${textField({ name: 'name', label: 'Name', value: values.name, required: true, maxLength: 100, errors })}
 ${selectField({ name: 'mode', label: 'Mode', value: values.mode ?? 'business', options: MODE_OPTIONS, hint: MODE_HINT, required: true, errors })}
 <div class="form-actions"><button type="submit">Create server</button></div>
@@ -131,7 +127,7 @@ ${selectField({ name: 'mode', label: 'Mode', value: server.mode, options: MODE_O
   const key = html`<section class="panel" aria-labelledby="server-key"><h2 id="server-key">Server API key</h2>
 <p>Current key: ${current.length ? current.map((k) => html`<code>${k.hint}</code> <span class="muted">(made ${when(k.createdAt)})</span> `) : html`<span class="muted">none</span>`}</p>
 ${graceTable}
-<form method="post" action="/dashboard/servers/${server.id}/rotate-key" novalidate>${csrfField(context.csrf)}
+<form method="post" action="/dashboard/servers/${server.id}/rotate-key" novalidate>${csrfField(context.csrf)}${onceField()}
 ${selectField({
     name: 'grace',
     label: 'Grace period',
@@ -182,28 +178,35 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
     if (!values.name.trim()) errors.name = 'Enter a name for the server.';
     if (!SERVER_MODES.includes(values.mode as ServerMode)) errors.mode = 'Choose Business or Personal.';
     if (Object.keys(errors).length) return sendPage(reply, await serversPage(ctx, context, values, errors), 422);
-    try {
-      const { serverId, serverKey } = await createServer(ctx, {
-        accountId: context.member.accountId,
-        name: values.name,
-        mode: values.mode as ServerMode,
-        actor: memberActor(context.member.memberId),
-      });
-      const server = await serverOfAccount(ctx, context.member.accountId, serverId);
-      return sendPage(reply, await overviewPage(ctx, context, server, { notice: 'Server created.', secret: { label: 'Server API key', value: serverKey } }));
-    } catch (error) {
-      if (!(error instanceof ServiceError)) throw error;
-      // The service's remaining refusal is about the name (length); anything else goes above the form.
-      const aboutName = error.message.startsWith('the server name');
-      const fieldErrors: FieldErrors = aboutName ? { name: sentence(error.message) } : {};
-      return sendPage(reply, await serversPage(ctx, context, values, fieldErrors, aboutName ? undefined : sentence(error.message)), 422);
-    }
+    const target = {
+      section: 'servers' as const,
+      back: { href: '/dashboard/servers', label: 'Servers' },
+      lost: 'If you did not see the server it made, it is in the list: rotate its key there to get one you can copy.',
+    };
+    return createOnce(ctx, request, reply, context, target, async () => {
+      try {
+        const { serverId, serverKey } = await createServer(ctx, {
+          accountId: context.member.accountId,
+          name: values.name,
+          mode: values.mode as ServerMode,
+          actor: memberActor(context.member.memberId),
+        });
+        const server = await serverOfAccount(ctx, context.member.accountId, serverId);
+        return sendPage(reply, await overviewPage(ctx, context, server, { notice: 'Server created.', secret: { label: 'Server API key', value: serverKey } }));
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        // The service's remaining refusal is about the name (length); anything else goes above the form.
+        const aboutName = error.message.startsWith('the server name');
+        const fieldErrors: FieldErrors = aboutName ? { name: sentence(error.message) } : {};
+        return sendPage(reply, await serversPage(ctx, context, values, fieldErrors, aboutName ? undefined : sentence(error.message)), 422);
+      }
+    });
   });
 
   scope.get<Params & NoticeQuery>('/servers/:serverId', async (request, reply) => {
     const context = pageContext(request);
     const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
-    const notice = NOTICES[String(request.query.notice ?? '')] ?? null;
+    const notice = fixedText(NOTICES, request.query.notice);
     return sendPage(reply, await overviewPage(ctx, context, server, { notice }));
   });
 
@@ -227,11 +230,18 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
     if (!GRACE_OPTIONS.some((o) => o.value === grace)) {
       return sendPage(reply, await overviewPage(ctx, context, server, { errors: { grace: 'Choose a grace period from the list.' } }), 422);
     }
-    const { serverKey } = await rotateServerKey(ctx, server.id, Number(grace), memberActor(context.member.memberId));
-    return sendPage(
-      reply,
-      await overviewPage(ctx, context, server, { notice: 'The server key was rotated.', secret: { label: 'New server API key', value: serverKey }, values: { grace } }),
-    );
+    const target = {
+      section: 'servers' as const,
+      back: { href: `/dashboard/servers/${server.id}`, label: server.name },
+      lost: 'If you did not see the new key, rotate the key again: the key it made is then replaced too.',
+    };
+    return createOnce(ctx, request, reply, context, target, async () => {
+      const { serverKey } = await rotateServerKey(ctx, server.id, Number(grace), memberActor(context.member.memberId));
+      return sendPage(
+        reply,
+        await overviewPage(ctx, context, server, { notice: 'The server key was rotated.', secret: { label: 'New server API key', value: serverKey }, values: { grace } }),
+      );
+    });
   });
 
   scope.post<Params>('/servers/:serverId/redirect-uris', async (request, reply) => {

@@ -1,6 +1,6 @@
 import { iso } from '../clock.js';
 import { newId } from '../ids.js';
-import type { ServiceContext } from './context.js';
+import type { Db, ServiceContext } from './context.js';
 import { hashPassword } from './passwords.js';
 import { ServiceError } from './service-error.js';
 import { requireWellFormed } from './well-formed.js';
@@ -10,6 +10,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export async function createAccount(
   ctx: ServiceContext,
   input: { name: string; email: string; password?: string },
+  /** Run first inside the account's transaction; it may throw to make nothing (the dashboard's sign-up policy). */
+  options: { before?: (trx: Db) => Promise<void> } = {},
 ): Promise<{ accountId: string; userId: string }> {
   const name = input.name.trim();
   const email = input.email.trim().toLowerCase();
@@ -24,6 +26,7 @@ export async function createAccount(
   const accountId = newId('acct');
   const userId = newId('usr');
   await ctx.store.db.transaction().execute(async (trx) => {
+    await options.before?.(trx);
     const taken = await trx.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();
     if (taken) throw new ServiceError('conflict', 'a member with that email already exists');
     await trx.insertInto('accounts').values({ id: accountId, name, created_at: now, updated_at: now }).execute();

@@ -1,6 +1,10 @@
 /**
  * Dashboard members: sign-up, sign-in with a lock-out after repeated failures, and sessions kept in
  * the database (only a digest of the cookie's token is stored, so a leaked table opens no session).
+ *
+ * Neither sign-up nor sign-in tells whether an email has an account: both run scrypt exactly once
+ * whatever the email, the lock-out counts every email alike (sign-in-attempts.ts), and sign-up
+ * answers the same whether it made an account or found the email taken.
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
@@ -8,13 +12,12 @@ import { addSeconds, iso } from '../clock.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import { createAccount } from './accounts.js';
-import type { ServiceContext } from './context.js';
+import type { Db, ServiceContext } from './context.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import { ServiceError } from './service-error.js';
+import { clearSignInAttempts, MAX_SIGN_IN_ATTEMPTS, takeSignInAttempt } from './sign-in-attempts.js';
 
 export const SESSION_SECONDS = 12 * 3600;
-/** Failed sign-ins in a row before the member is locked out, and for how long. */
-export const MAX_FAILED_SIGN_INS = 5;
-export const LOCK_SECONDS = 15 * 60;
 
 export interface MemberSession {
   sessionId: string;
@@ -23,7 +26,6 @@ export interface MemberSession {
   email: string;
   accountName: string;
 }
-
 
 /** A new session: a fresh random token every time, so no id chosen before sign-in survives it. */
 async function createSession(ctx: ServiceContext, memberId: string): Promise<string> {
@@ -36,42 +38,63 @@ async function createSession(ctx: ServiceContext, memberId: string): Promise<str
   return token;
 }
 
-export async function signUp(ctx: ServiceContext, input: { accountName: string; email: string; password: string }): Promise<string> {
-  const { userId } = await createAccount(ctx, { name: input.accountName, email: input.email, password: input.password });
-  return createSession(ctx, userId);
+/** Whether the dashboard's "Create account" may make an account now (KEYWARD_SIGNUP, CONTRACT 5). */
+export async function signUpAllowed(ctx: ServiceContext, db: Db = ctx.store.db): Promise<boolean> {
+  if (ctx.signup === 'open') return true;
+  if (ctx.signup === 'closed') return false;
+  return (await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) === undefined;
 }
 
-export type SignInResult = { ok: true; token: string } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; until: string };
+/** Any fixed number, the same on every node: the key of the `first` sign-up's advisory lock. */
+const FIRST_SIGN_UP_LOCK = 0x6b657977; // 'keyw'
+
+/** Thrown inside the account's transaction when `first` found an account there: it makes nothing. */
+class SignUpRefused extends Error {}
+
+/**
+ * `submitted` both when an account was made and when the email had one already (nothing changes
+ * then): the person is told the same, and signs in next. `refused` when the policy allows no sign-up.
+ */
+export type SignUpResult = 'submitted' | 'refused';
+
+export async function signUp(ctx: ServiceContext, input: { accountName: string; email: string; password: string }): Promise<SignUpResult> {
+  if (!(await signUpAllowed(ctx))) return 'refused';
+  // With `first`, two sign-ups at once must not both find the instance empty: PostgreSQL serialises
+  // them on an advisory lock; SQLite's transactions begin IMMEDIATE, which serialises them already.
+  const onlyFirst = async (trx: Db) => {
+    if (ctx.store.engine === 'postgres') await sql`select pg_advisory_xact_lock(${FIRST_SIGN_UP_LOCK})`.execute(trx);
+    if (!(await signUpAllowed(ctx, trx))) throw new SignUpRefused();
+  };
+  try {
+    await createAccount(ctx, { name: input.accountName, email: input.email, password: input.password }, ctx.signup === 'first' ? { before: onlyFirst } : {});
+    return 'submitted';
+  } catch (error) {
+    if (error instanceof SignUpRefused) return 'refused';
+    if (error instanceof ServiceError && error.reason === 'conflict') return 'submitted';
+    throw error;
+  }
+}
+
+export type SignInResult =
+  | { ok: true; token: string }
+  /** `lockedUntil` is set when this failure used the last attempt of the window. */
+  | { ok: false; reason: 'invalid'; lockedUntil: string | null }
+  /** Locked: the password was not checked. */
+  | { ok: false; reason: 'locked'; until: string };
 
 // Spent on unknown emails so that a wrong email costs as long as a wrong password (no account probing by timing).
 const DECOY_HASH = hashPassword(randomBytes(16).toString('hex'));
 
 export async function signIn(ctx: ServiceContext, input: { email: string; password: string }): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase();
-  const member = await ctx.store.db
-    .selectFrom('members')
-    .select(['id', 'password_hash', 'locked_until'])
-    .where('email', '=', email)
-    .executeTakeFirst();
-  const now = ctx.clock.now();
-  if (member?.locked_until && member.locked_until > iso(now)) return { ok: false, reason: 'locked', until: member.locked_until };
+  const attempt = await takeSignInAttempt(ctx, email, ctx.clock.now());
+  if (!attempt.taken) return { ok: false, reason: 'locked', until: attempt.lockedUntil };
+  const member = await ctx.store.db.selectFrom('members').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
   const good = await verifyPassword(input.password, member?.password_hash ?? (await DECOY_HASH));
-  if (!member || !member.password_hash) return { ok: false, reason: 'invalid' };
-  if (!good) {
-    // One guarded UPDATE: concurrent failures each count, and the lock starts with the one that reaches the limit.
-    const until = iso(addSeconds(now, LOCK_SECONDS));
-    const counted = await ctx.store.db
-      .updateTable('members')
-      .set({
-        failed_sign_ins: sql`failed_sign_ins + 1`,
-        locked_until: sql`case when failed_sign_ins + 1 >= ${MAX_FAILED_SIGN_INS} then ${until} else null end`,
-      })
-      .where('id', '=', member.id)
-      .returning(['locked_until'])
-      .executeTakeFirst();
-    return counted?.locked_until ? { ok: false, reason: 'locked', until: counted.locked_until } : { ok: false, reason: 'invalid' };
+  if (!member || !member.password_hash || !good) {
+    return { ok: false, reason: 'invalid', lockedUntil: attempt.attempts >= MAX_SIGN_IN_ATTEMPTS ? attempt.windowEnds : null };
   }
-  await ctx.store.db.updateTable('members').set({ failed_sign_ins: 0, locked_until: null }).where('id', '=', member.id).execute();
+  await clearSignInAttempts(ctx, email);
   return { ok: true, token: await createSession(ctx, member.id) };
 }
 

@@ -4,6 +4,7 @@ import { initialMigration } from './migrations/001-initial.js';
 import { oauthFlowsMigration } from './migrations/002-oauth-flows.js';
 import { dashboardMigration } from './migrations/003-dashboard.js';
 import { masterKeysMigration } from './migrations/004-master-keys.js';
+import { dashboardFormsMigration } from './migrations/005-dashboard-forms.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -15,6 +16,7 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     '002-oauth-flows': oauthFlowsMigration(store.engine),
     '003-dashboard': dashboardMigration(),
     '004-master-keys': masterKeysMigration(store.engine),
+    '005-dashboard-forms': dashboardFormsMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

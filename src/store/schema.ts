@@ -17,9 +17,6 @@ export interface MembersTable {
   email: string;
   password_hash: string | null;
   created_at: string;
-  /** Failed sign-ins since the last good one; past the limit the member is locked until `locked_until`. */
-  failed_sign_ins: Generated<number>;
-  locked_until: string | null;
 }
 
 export interface DashboardSessionsTable {
@@ -29,6 +26,20 @@ export interface DashboardSessionsTable {
   member_id: string;
   created_at: string;
   expires_at: string;
+}
+
+/** A used one-time form nonce (a dashboard form that creates something): kept until `expires_at`. */
+export interface DashboardFormUsesTable {
+  nonce: string;
+  used_at: string;
+  expires_at: string;
+}
+
+/** Sign-in attempts per email (a MAC of it): at most MAX_SIGN_IN_ATTEMPTS until `window_ends`. */
+export interface SignInAttemptsTable {
+  email_mac: string;
+  attempts: number;
+  window_ends: string;
 }
 
 export interface ServersTable {
@@ -194,6 +205,8 @@ export interface Database {
   accounts: AccountsTable;
   members: MembersTable;
   dashboard_sessions: DashboardSessionsTable;
+  dashboard_form_uses: DashboardFormUsesTable;
+  sign_in_attempts: SignInAttemptsTable;
   servers: ServersTable;
   server_redirect_uris: ServerRedirectUrisTable;
   server_keys: ServerKeysTable;

@@ -40,10 +40,13 @@ export class DashboardClient {
     return response;
   }
 
-  /** GETs a page and posts one of its forms (the one whose action is `action`) with its own CSRF token. */
+  /**
+   * GETs a page and posts one of its forms (the one whose action is `action`) with its own hidden
+   * fields: the CSRF token, and the one-time nonce of a form that creates something.
+   */
   async submit(pageUrl: string, action: string, fields: Record<string, string>): Promise<LightMyRequestResponse> {
     const page = await this.get(pageUrl);
-    return this.post(action, { csrf: csrfOf(page.body), ...fields });
+    return this.post(action, { ...hiddenFieldsOf(page.body, action), ...fields });
   }
 }
 
@@ -54,15 +57,32 @@ export function csrfOf(body: string): string {
   return match[1]!;
 }
 
-/** Signs a new member up (a new account) and returns the signed-in client. */
+/**
+ * The hidden fields of the page's form whose action is `action` (its CSRF token, and its one-time
+ * nonce if it creates something); only the CSRF token when the page has no such form.
+ */
+export function hiddenFieldsOf(body: string, action: string): Record<string, string> {
+  const escaped = action.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
+  const form = new RegExp(`<form[^>]*action="${escaped}"[^>]*>([\\s\\S]*?)</form>`).exec(body);
+  if (!form) return { csrf: csrfOf(body) };
+  const fields: Record<string, string> = {};
+  for (const [, name, value] of form[1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[name!] = value!;
+  return fields;
+}
+
+/**
+ * Signs a new member up (a new account), then in, as a person does (sign-up answers "Sign in"
+ * whether or not it made an account), and returns the signed-in client.
+ */
 export async function signUpMember(app: FastifyInstance, input: { accountName?: string; email: string; password?: string }): Promise<DashboardClient> {
   const client = new DashboardClient(app);
-  const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', {
-    accountName: input.accountName ?? 'Acme',
-    email: input.email,
-    password: input.password ?? 'correct horse battery staple',
-  });
-  if (response.statusCode !== 303) throw new Error(`sign-up answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
+  const password = input.password ?? 'correct horse battery staple';
+  const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { accountName: input.accountName ?? 'Acme', email: input.email, password });
+  if (response.statusCode !== 303 || response.headers.location !== '/dashboard/sign-in?notice=signed-up') {
+    throw new Error(`sign-up answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
+  }
+  const signedIn = await client.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: input.email, password });
+  if (signedIn.statusCode !== 303) throw new Error(`sign-in after sign-up answered ${signedIn.statusCode}: ${signedIn.body.slice(0, 300)}`);
   return client;
 }
 

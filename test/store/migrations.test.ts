@@ -10,6 +10,7 @@ const run = promisify(execFile);
 const TABLES = [
   'accounts', 'account_keys', 'audience_members', 'audit_events', 'credentials', 'custom_providers', 'idempotency_records',
   'members', 'oauth_flows', 'server_keys', 'server_providers', 'server_redirect_uris', 'servers', 'static_form_sessions',
+  'dashboard_form_uses', 'sign_in_attempts',
 ];
 
 describe.each(ENGINES)('migrations on %s', (engine) => {
@@ -20,7 +21,7 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
     database = await createTestDatabase(engine);
     const store = openStore(parseDatabaseUrl(database.url)!);
     try {
-      expect(await migrateToLatest(store)).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys']);
+      expect(await migrateToLatest(store)).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms']);
       expect(await migrateToLatest(store)).toEqual([]);
       const tables = (await store.db.introspection.getTables()).map((t) => t.name);
       expect(tables).toEqual(expect.arrayContaining(TABLES));
@@ -35,7 +36,7 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
     const migrate = () => run(process.execPath, ['bin/keyward.js', 'migrate', '--json'], { env });
     const outputs = await Promise.all([migrate(), migrate()]);
     const applied = outputs.flatMap((o) => (JSON.parse(o.stdout) as { applied: string[] }).applied);
-    expect(applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys']);
+    expect(applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms']);
   });
 });
 

@@ -1,0 +1,51 @@
+/**
+ * One-time nonces of the dashboard forms that create something (Generate Key, Create server, Rotate
+ * key): each rendered form carries a fresh nonce, and the POST claims it before creating anything.
+ * The primary key decides, on every node, which of two submissions of the same form (a reload, a
+ * double click) acts: the other makes nothing.
+ */
+import { randomBytes } from 'node:crypto';
+import { addSeconds, iso } from '../clock.js';
+import type { ServiceContext } from './context.js';
+import { SESSION_SECONDS } from './sessions.js';
+
+export const FORM_NONCE = /^[A-Za-z0-9_-]{24}$/;
+
+export function newFormNonce(): string {
+  return randomBytes(18).toString('base64url');
+}
+
+/**
+ * Records the nonce as used; false when it was used already. A used nonce is kept as long as a
+ * session lives: the form also carries its session's CSRF token, so after that it is refused anyway.
+ */
+export async function claimFormNonce(ctx: ServiceContext, nonce: string): Promise<boolean> {
+  const now = ctx.clock.now();
+  const row = await ctx.store.db
+    .insertInto('dashboard_form_uses')
+    .values({ nonce, used_at: iso(now), expires_at: iso(addSeconds(now, SESSION_SECONDS)) })
+    .onConflict((oc) => oc.column('nonce').doNothing())
+    .returning('nonce')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Gives a claimed nonce back when its submission was refused and made nothing, so sending it again may act. */
+export async function releaseFormNonce(ctx: ServiceContext, nonce: string): Promise<void> {
+  await ctx.store.db.deleteFrom('dashboard_form_uses').where('nonce', '=', nonce).execute();
+}
+
+/**
+ * Deletes at most `batchSize` used nonces whose forms can no longer be submitted; the caller runs it
+ * again while it returns `batchSize`.
+ */
+export async function sweepDashboardForms(ctx: ServiceContext, now: Date, batchSize = 500): Promise<number> {
+  const at = iso(now);
+  const rows = await ctx.store.db.selectFrom('dashboard_form_uses').select('nonce').where('expires_at', '<=', at).limit(batchSize).execute();
+  if (!rows.length) return 0;
+  const result = await ctx.store.db
+    .deleteFrom('dashboard_form_uses')
+    .where('nonce', 'in', rows.map((r) => r.nonce))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,75 @@
+/**
+ * The sign-in lock-out, counted per email before any password is checked (issue 8, item 3).
+ *
+ * An attempt is taken (counted) by one guarded upsert before scrypt runs, so however many sign-ins
+ * arrive at once, on however many nodes, at most MAX_SIGN_IN_ATTEMPTS passwords are checked in a
+ * lock window: the database hands out the attempts, one by one. The row is keyed by a MAC of the
+ * email, not by member, so an email without an account is counted and locked exactly like one with
+ * an account, and a leaked table does not list the emails that were tried.
+ */
+import { sql } from 'kysely';
+import { addSeconds, iso } from '../clock.js';
+import type { ServiceContext } from './context.js';
+
+/** Sign-ins (failed or still being checked) in a row before an email is locked out, and for how long. */
+export const MAX_SIGN_IN_ATTEMPTS = 5;
+/** A window lasts this long after its latest attempt: 15 minutes without one start a fresh count. */
+export const LOCK_SECONDS = 15 * 60;
+
+export type AttemptTaken = { taken: true; attempts: number; windowEnds: string } | { taken: false; lockedUntil: string };
+
+function emailMac(ctx: ServiceContext, email: string): string {
+  return ctx.vault.mac(`dashboard-sign-in|${email}`);
+}
+
+/**
+ * Takes one attempt for `email` (already normalised), or says until when it is locked. A lock that
+ * ran out starts a fresh count with this attempt.
+ */
+export async function takeSignInAttempt(ctx: ServiceContext, email: string, now: Date): Promise<AttemptTaken> {
+  const mac = emailMac(ctx, email);
+  const at = iso(now);
+  const ends = iso(addSeconds(now, LOCK_SECONDS));
+  // One statement: the conflict's WHERE refuses the attempt once the count is full, and the row lock
+  // (PostgreSQL) or the write lock (SQLite) makes concurrent takers line up behind each other.
+  const row = await ctx.store.db
+    .insertInto('sign_in_attempts')
+    .values({ email_mac: mac, attempts: 1, window_ends: ends })
+    .onConflict((oc) =>
+      oc
+        .column('email_mac')
+        .doUpdateSet({
+          attempts: sql<number>`case when sign_in_attempts.window_ends <= ${at} then 1 else sign_in_attempts.attempts + 1 end`,
+          window_ends: ends,
+        })
+        .where((eb) => eb.or([eb('sign_in_attempts.attempts', '<', MAX_SIGN_IN_ATTEMPTS), eb('sign_in_attempts.window_ends', '<=', at)])),
+    )
+    .returning(['attempts', 'window_ends'])
+    .executeTakeFirst();
+  if (row) return { taken: true, attempts: Number(row.attempts), windowEnds: row.window_ends };
+  const locked = await ctx.store.db.selectFrom('sign_in_attempts').select('window_ends').where('email_mac', '=', mac).executeTakeFirst();
+  // The row can only be gone if a good sign-in cleared it meanwhile; the caller may simply retry later.
+  return { taken: false, lockedUntil: locked?.window_ends ?? ends };
+}
+
+/** A good password clears the count. */
+export async function clearSignInAttempts(ctx: ServiceContext, email: string): Promise<void> {
+  await ctx.store.db.deleteFrom('sign_in_attempts').where('email_mac', '=', emailMac(ctx, email)).execute();
+}
+
+/**
+ * Deletes at most `batchSize` counts whose window has ended (they no longer lock anything); the
+ * caller runs it again while it returns `batchSize`.
+ */
+export async function sweepSignInAttempts(ctx: ServiceContext, now: Date, batchSize = 500): Promise<number> {
+  const at = iso(now);
+  const rows = await ctx.store.db.selectFrom('sign_in_attempts').select('email_mac').where('window_ends', '<=', at).limit(batchSize).execute();
+  if (!rows.length) return 0;
+  const result = await ctx.store.db
+    .deleteFrom('sign_in_attempts')
+    .where('email_mac', 'in', rows.map((r) => r.email_mac))
+    // A count that took a new attempt since it was selected is kept.
+    .where('window_ends', '<=', at)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
