@@ -105,6 +105,38 @@ describe.each(ENGINES)('OAuth callback failures on %s', (engine) => {
     expect(await snapshotTables(o.t.ctx)).toEqual(before);
   });
 
+  // Issue 8 item 14: these answered 502 provider_unavailable without calling anyone, and used the flow up.
+  // Anyone can type such a URL, so it must not end a flow: a 400 page, the flow still pending, and the
+  // provider's real redirect still completes it afterwards.
+  describe('a malformed callback: a 400 page, no exchange, the flow left pending and still usable', () => {
+    const malformations: [string, (back: URL) => string][] = [
+      ['state twice', (back) => `${back.search}&state=${back.searchParams.get('state')}`],
+      ['code twice', (back) => `${back.search}&code=${back.searchParams.get('code')}`],
+      ['an empty code', (back) => `?state=${back.searchParams.get('state')}&code=`],
+      ['no code and no error', (back) => `?state=${back.searchParams.get('state')}`],
+      ['an unexpected id_token', (back) => `${back.search}&id_token=eyJhbGciOiJub25lIn0.e30.`],
+      ['an access_token in the front channel', (back) => `${back.search}&access_token=leaked`],
+    ];
+
+    it.each(malformations)('%s', async (_name, query) => {
+      const { flowId, back } = await approved('u_malformed', { redirectUri: APP_REDIRECT });
+      const before = await snapshotTables(o.t.ctx);
+      const exchanges = o.as.tokenRequests.authorization_code;
+      const callbackUrl = new URL(`${o.t.ctx.publicUrl}/oauth/callback${query(back)}`);
+      const response = await o.callback(callbackUrl);
+      expectPage(response, 400, callbackUrl);
+      expect(response.body).toContain('Sign-in answer not valid');
+      expect(o.as.tokenRequests.authorization_code).toBe(exchanges);
+      expect(await snapshotTables(o.t.ctx)).toEqual(before);
+      expect(await flowRow(flowId)).toMatchObject({ status: 'pending', error_code: null, completed_at: null });
+
+      const genuine = await o.callback(back);
+      expect(genuine.statusCode, genuine.body).toBe(303);
+      expect(new URL(genuine.headers.location as string).searchParams.get('status')).toBe('success');
+      expect(await flowRow(flowId)).toMatchObject({ status: 'completed' });
+    });
+  });
+
   it('a completed flow\'s callback replayed: a 410 page, the credential unchanged, no second code exchange', async () => {
     const { flowId, back } = await approved('u_reuse', { redirectUri: APP_REDIRECT });
     const exchanges = o.as.tokenRequests.authorization_code;
