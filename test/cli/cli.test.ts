@@ -169,16 +169,18 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
     expect(custom[1]!.definition).not.toContain('acme-secret-cli');
   });
 
-  it('provider add-oauth: https or loopback http only, no credentials in a URL; the client secret kept only sealed', { timeout: SLOW }, async () => {
+  it('provider add-oauth: https only unless KEYWARD_ALLOW_PRIVATE_URLS, no credentials in a URL; the client secret kept only sealed', { timeout: SLOW }, async () => {
     const secret = 'local-idp-secret-never-in-plaintext';
+    // As in production: private URLs, and plain http with them, refused (test/outbound has every address form).
+    const strict = { ...env, KEYWARD_ALLOW_PRIVATE_URLS: 'false' };
     const addOAuth = (slug: string, urls: { authorization?: string; token?: string; revocation?: string }) =>
-      runCli(env, [
+      runCli(strict, [
         'provider', 'add-oauth', '--server', serverId, '--slug', slug,
         '--authorization-url', urls.authorization ?? 'https://auth.acme.test/authorize', '--token-url', urls.token ?? 'https://auth.acme.test/token',
         ...(urls.revocation ? ['--revocation-url', urls.revocation] : []),
         '--client-id', 'refused-client', '--client-secret', secret, '--json',
       ]);
-    // Client secrets, codes and tokens travel to these URLs: in clear text only to this machine itself.
+    // Client secrets, codes and tokens travel to these URLs: never in clear text in production.
     const notHttps = await Promise.all([
       addOAuth('plain-token', { token: 'http://auth.acme.test/token' }),
       addOAuth('plain-authorize', { authorization: 'http://auth.acme.test/authorize' }),
@@ -196,6 +198,7 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
       expect(refused.stderr).not.toContain(secret);
     }
 
+    // The tests' environment allows private URLs (cliEnv): a provider on this machine, over http.
     const added = await cliJson(env, [
       'provider', 'add-oauth', '--server', serverId, '--slug', 'local-idp',
       '--authorization-url', 'http://127.0.0.1:8080/authorize', '--token-url', 'http://127.0.0.1:8080/token',

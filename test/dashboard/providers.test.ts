@@ -136,7 +136,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     }
   });
 
-  it('refuses a bad slug, a plain-http endpoint and bad field specs beside their fields', async () => {
+  it('refuses a bad slug, an endpoint carrying credentials and bad field specs beside their fields', async () => {
     const { client, page } = await newMember();
     const before = await snapshotTables(t.ctx);
     const badSlug = await customOAuth(client, page, { oauthSlug: 'Acme SSO' });
@@ -145,10 +145,11 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(badSlug.body).toContain('value="https://sso.acme.example/authorize"');
     expect(badSlug.body).not.toContain('acme-client-secret-5f1e9c');
 
-    const plainHttp = await customOAuth(client, page, { tokenUrl: 'http://sso.acme.example/token' });
-    expect(plainHttp.statusCode).toBe(422);
-    expect(errorBeside(plainHttp.body, 'tokenUrl')).toBe('The token URL must be https (http only on 127.0.0.1, localhost or [::1]).');
-    expect(errorBeside(plainHttp.body, 'authorizationUrl')).toBeNull();
+    // Plain http and private addresses are refused only without KEYWARD_ALLOW_PRIVATE_URLS (test/outbound).
+    const withCredentials = await customOAuth(client, page, { tokenUrl: 'https://user:pass@sso.acme.example/token' });
+    expect(withCredentials.statusCode).toBe(422);
+    expect(errorBeside(withCredentials.body, 'tokenUrl')).toBe('The token URL must not carry credentials or a #fragment.');
+    expect(errorBeside(withCredentials.body, 'authorizationUrl')).toBeNull();
 
     const missing = await customOAuth(client, page, { oauthClientId: '', oauthClientSecret: '' });
     expect(missing.statusCode).toBe(422);
