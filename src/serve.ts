@@ -3,9 +3,9 @@ import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import { openContext } from './runtime.js';
-import { sweepIdempotencyRecords } from './services/idempotency.js';
+import { standardSweeps } from './services/sweeps.js';
+import { scheduleSweeps } from './sweep-schedule.js';
 
-const SWEEP_INTERVAL_MS = 10 * 60_000;
 const LOG_FLUSH_INTERVAL_MS = 1000;
 
 export async function serve(config: Config): Promise<void> {
@@ -20,10 +20,7 @@ export async function serve(config: Config): Promise<void> {
     authFailureLimitPerMinute: config.authFailureLimitPerMinute,
     trustProxy: config.trustProxy,
   });
-  const sweep = setInterval(() => {
-    sweepIdempotencyRecords(ctx).catch((error: Error) => logger.warn({ err: { message: error.message } }, 'idempotency sweep failed'));
-  }, SWEEP_INTERVAL_MS);
-  sweep.unref();
+  const sweeps = scheduleSweeps(ctx, standardSweeps({ auditRetentionDays: config.auditRetentionDays }), logger);
   const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
   flush.unref();
 
@@ -32,9 +29,9 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
-    clearInterval(sweep);
     clearInterval(flush);
     await app.close();
+    await sweeps.stop();
     await ctx.store.close();
     await ctx.outbound.close();
     logger.flush();

@@ -1,7 +1,8 @@
 /**
  * Idempotency-Key on the POST routes: the first successful response is kept for 24 hours (sealed: it
  * can hold a single-use URL) and replayed for the same key and body; another body is refused.
- * Refused requests leave no record, so a corrected retry may reuse its key.
+ * Refused requests leave no record, so a corrected retry may reuse its key. Records past their 24
+ * hours are deleted by the sweeps (sweeps.ts).
  */
 import { createHash } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
@@ -93,9 +94,4 @@ export async function runIdempotent(
     if (!twin) throw error;
     return twin;
   }
-}
-
-/** Drops records past their 24 hours; run from time to time by the service. */
-export async function sweepIdempotencyRecords(ctx: ServiceContext): Promise<void> {
-  await ctx.store.db.deleteFrom('idempotency_records').where('expires_at', '<=', iso(ctx.clock.now())).execute();
 }

@@ -4,6 +4,7 @@ import { initialMigration } from './migrations/001-initial.js';
 import { oauthFlowsMigration } from './migrations/002-oauth-flows.js';
 import { dashboardMigration } from './migrations/003-dashboard.js';
 import { masterKeysMigration } from './migrations/004-master-keys.js';
+import { sweepsMigration } from './migrations/006-sweeps.js';
 import { dashboardFormsMigration } from './migrations/005-dashboard-forms.js';
 
 /**
@@ -16,6 +17,7 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     '002-oauth-flows': oauthFlowsMigration(store.engine),
     '003-dashboard': dashboardMigration(),
     '004-master-keys': masterKeysMigration(store.engine),
+    '006-sweeps': sweepsMigration(),
     '005-dashboard-forms': dashboardFormsMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {

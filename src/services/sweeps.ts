@@ -1,0 +1,114 @@
+/**
+ * Sweeps of the tables that only grow: rows nothing needs any more are deleted on a schedule
+ * (sweep-schedule.ts), in bounded batches, so that a busy instance neither fills its disk nor holds a
+ * long write lock while catching up.
+ *
+ * The sweeps are a list: a kind of row is added with one `expiredRows(…)` entry. Each keeps rows for a
+ * while past their end where a row still changes an answer (a used form link answers 410, not 400; a
+ * rotated-out server key is refused as `service_key_revoked`, not `service_key_invalid`).
+ *
+ * On PostgreSQL a run is one transaction that first takes pg_try_advisory_xact_lock: a node that does
+ * not get it skips the run, since another node is sweeping. A transaction-scoped lock cannot be left
+ * behind by a crash or a pooled connection (it ends with the transaction), needs no table of its own,
+ * and the run is small enough (at most SWEEP_BATCHES_PER_RUN statements per kind) to hold one. On
+ * SQLite there is one node, and each batch commits alone so that requests interleave with the run.
+ */
+import { sql } from 'kysely';
+import { addSeconds, iso } from '../clock.js';
+import type { Database } from '../store/schema.js';
+import type { Db, ServiceContext } from './context.js';
+
+export interface Sweep {
+  /** Names the kind of row in the run's report. */
+  name: string;
+  /** Deletes at most `limit` rows that nothing needs any more at `now`; resolves to how many it deleted. */
+  sweep(db: Db, now: Date, limit: number): Promise<number>;
+}
+
+/** Rows a statement deletes at most. */
+export const SWEEP_BATCH_ROWS = 500;
+/** Statements a run makes at most for each kind of row; the next run goes on where it stopped. */
+export const SWEEP_BATCHES_PER_RUN = 10;
+/** The advisory lock's key on PostgreSQL: any constant no other code uses ("kwsweep" in ASCII). */
+const SWEEP_LOCK_KEY = 0x6b77737765657;
+
+const DAY = 86_400;
+/** Ended hosted forms and OAuth flows are kept a week past their expiry: a used link still answers 410. */
+export const ENDED_LINK_KEEP_SECONDS = 7 * DAY;
+/** Rotated-out server keys are kept 30 days past their grace period: they are refused as rotated out. */
+export const ROTATED_KEY_KEEP_SECONDS = 30 * DAY;
+
+/**
+ * A sweep of `table`'s rows whose `column` (an ISO time) is `keepSeconds` or more in the past. A null
+ * `column` (a server key still current) never matches. `key` names the columns that identify a row.
+ */
+export function expiredRows(input: {
+  name: string;
+  table: keyof Database;
+  column: string;
+  keepSeconds: number;
+  key?: string[];
+}): Sweep {
+  const key = sql.join((input.key ?? ['id']).map((column) => sql.ref(column)));
+  const table = sql.table(input.table);
+  return {
+    name: input.name,
+    async sweep(db, now, limit) {
+      const cutoff = iso(addSeconds(now, -input.keepSeconds));
+      // A DELETE takes no LIMIT on PostgreSQL (nor on SQLite as built by default): pick the rows first.
+      const result = await sql`delete from ${table} where (${key}) in (
+        select ${key} from ${table} where ${sql.ref(input.column)} <= ${cutoff} limit ${limit})`.execute(db);
+      return Number(result.numAffectedRows ?? 0n);
+    },
+  };
+}
+
+/** The sweeps `keyward serve` runs. Audit events are swept only when a retention is configured. */
+export function standardSweeps(options: { auditRetentionDays: number | null }): Sweep[] {
+  const sweeps = [
+    expiredRows({ name: 'static_form_sessions', table: 'static_form_sessions', column: 'expires_at', keepSeconds: ENDED_LINK_KEEP_SECONDS }),
+    expiredRows({ name: 'oauth_flows', table: 'oauth_flows', column: 'expires_at', keepSeconds: ENDED_LINK_KEEP_SECONDS }),
+    expiredRows({ name: 'dashboard_sessions', table: 'dashboard_sessions', column: 'expires_at', keepSeconds: 0 }),
+    expiredRows({ name: 'server_keys', table: 'server_keys', column: 'expires_at', keepSeconds: ROTATED_KEY_KEEP_SECONDS }),
+    expiredRows({ name: 'idempotency_records', table: 'idempotency_records', column: 'expires_at', keepSeconds: 0, key: ['server_id', 'idempotency_key'] }),
+  ];
+  if (options.auditRetentionDays !== null) {
+    sweeps.push(expiredRows({ name: 'audit_events', table: 'audit_events', column: 'created_at', keepSeconds: options.auditRetentionDays * DAY }));
+  }
+  return sweeps;
+}
+
+/** How many rows of each kind a run deleted. */
+export type SweepReport = Record<string, number>;
+
+async function sweepAll(db: Db, sweeps: Sweep[], now: Date, rows: number, batches: number): Promise<SweepReport> {
+  const report: SweepReport = {};
+  for (const { name, sweep } of sweeps) {
+    report[name] = 0;
+    for (let batch = 0; batch < batches; batch++) {
+      const deleted = await sweep(db, now, rows);
+      report[name] += deleted;
+      if (deleted < rows) break;
+    }
+  }
+  return report;
+}
+
+/**
+ * One run of `sweeps` as of the context's clock. Null when another node holds the run (PostgreSQL).
+ * The limits are the production ones unless a caller asks for smaller.
+ */
+export async function runSweeps(
+  ctx: ServiceContext,
+  sweeps: Sweep[],
+  limits: { rows?: number; batches?: number } = {},
+): Promise<SweepReport | null> {
+  const now = ctx.clock.now();
+  const rows = limits.rows ?? SWEEP_BATCH_ROWS;
+  const batches = limits.batches ?? SWEEP_BATCHES_PER_RUN;
+  if (ctx.store.engine !== 'postgres') return sweepAll(ctx.store.db, sweeps, now, rows, batches);
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const { rows: lock } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(SWEEP_LOCK_KEY)}) as locked`.execute(trx);
+    return lock[0]?.locked ? sweepAll(trx, sweeps, now, rows, batches) : null;
+  });
+}

@@ -1,0 +1,214 @@
+/**
+ * The sweeps of tables that only grow (services/sweeps.ts), on both engines: a run as of a TestClock
+ * deletes exactly the rows past their retention, in bounded batches, one node at a time on
+ * PostgreSQL; what users meet (a used form link, a rotated-out key) keeps its answer until its row
+ * goes; and `keyward serve` runs them on its own.
+ *
+ * Rows are made by the real services (a form, a flow, an idempotency record, a rotation), then copied
+ * with other ids and times: each kind gets rows one second on each side of its boundary.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addSeconds, iso } from '../../src/clock.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { enableProvider } from '../../src/services/providers.js';
+import { rotateServerKey } from '../../src/services/servers.js';
+import { ENDED_LINK_KEEP_SECONDS, ROTATED_KEY_KEEP_SECONDS, runSweeps, standardSweeps, type Sweep } from '../../src/services/sweeps.js';
+import type { Database } from '../../src/store/schema.js';
+import { cliEnv, startServe } from '../helpers/cli-process.js';
+import { ENGINES } from '../helpers/databases.js';
+import { createForm, readEndUser } from '../helpers/form-session.js';
+import { connectStatic, formPath } from '../helpers/hosted-form.js';
+import { keys, startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+
+type Row = Record<string, unknown>;
+type Table = keyof Database;
+const DAY = 86_400;
+
+/** The column that identifies a row, and the unique columns a copy must change. */
+const IDENTITY: Partial<Record<Table, { id: string; unique: string[] }>> = {
+  static_form_sessions: { id: 'id', unique: ['token_digest'] },
+  oauth_flows: { id: 'id', unique: ['state_digest'] },
+  dashboard_sessions: { id: 'id', unique: ['token_digest'] },
+  server_keys: { id: 'id', unique: ['digest'] },
+  idempotency_records: { id: 'idempotency_key', unique: [] },
+  audit_events: { id: 'id', unique: [] },
+};
+
+describe.each(ENGINES)('sweeps on %s', (engine) => {
+  let t: TestApp;
+  let tenant: Tenant;
+  let headers: Record<string, string>;
+  // Rows are copied whatever their columns: the table's type does not matter to a copy.
+  const db = () => t.ctx.store.db as unknown as Kysely<Record<string, Row>>;
+
+  beforeEach(async () => {
+    ({ t, tenant, headers } = await startWithTenant(engine));
+    await enableProvider(t.ctx, { serverId: tenant.serverId, slug: 'github', clientId: 'Iv1.sweeps', clientSecret: 'sweeps-secret', actor: CLI_ACTOR });
+  });
+  afterEach(() => t.close());
+
+  async function ids(table: Table): Promise<string[]> {
+    const id = IDENTITY[table]!.id;
+    return (await db().selectFrom(table).select(id).execute()).map((row) => String(row[id])).sort();
+  }
+
+  /** A copy of `base` in `table` with a new identity and `changes`; its id. */
+  async function copy(table: Table, base: Row, changes: Row): Promise<string> {
+    const { id, unique } = IDENTITY[table]!;
+    const fresh = `${table}-${randomBytes(8).toString('hex')}`;
+    const row: Row = { ...base, [id]: fresh, ...changes };
+    for (const column of unique) row[column] = randomBytes(32).toString('hex');
+    await db().insertInto(table).values(row).execute();
+    return fresh;
+  }
+
+  /** Copies of the first row of `table` with `column` at each of `times`; their ids, in order. */
+  async function copies(table: Table, column: string, times: Date[]): Promise<string[]> {
+    const base = await db().selectFrom(table).selectAll().executeTakeFirstOrThrow();
+    const made: string[] = [];
+    for (const time of times) made.push(await copy(table, base, { [column]: iso(time) }));
+    return made;
+  }
+
+  /** One row of each kind made as users make them, all now (the TestClock's now). */
+  async function baseRows() {
+    await createForm(t.app, { ...headers, 'idempotency-key': 'base' }, { externalUserId: 'u_base' });
+    const flow = await t.app.inject({ method: 'POST', url: '/v1/oauth/github/start', headers, payload: { externalUserId: 'u_base' } });
+    expect(flow.statusCode, flow.body).toBe(201);
+    const now = t.clock.now();
+    await db().insertInto('dashboard_sessions').values({ id: 'ses_base', token_digest: 'base', member_id: tenant.userId, created_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
+    const rotated = await rotateServerKey(t.ctx, tenant.serverId, 3600, CLI_ACTOR);
+    headers = keys({ ...tenant, serverKey: rotated.serverKey });
+  }
+
+  it('deletes exactly the rows past their retention, of every kind, and keeps what is still needed', async () => {
+    await baseRows();
+    const currentKey = (await db().selectFrom('server_keys').select('id').where('expires_at', 'is', null).executeTakeFirstOrThrow()).id as string;
+    t.clock.advance(100 * DAY); // every row made above is long past its retention
+    const now = t.clock.now();
+    const at = (seconds: number) => addSeconds(now, seconds);
+    const link = ENDED_LINK_KEEP_SECONDS;
+    // [gone, kept, kept…] for each kind: one second past the boundary, one second before it, and live rows.
+    const forms = await copies('static_form_sessions', 'expires_at', [at(-link - 1), at(-link + 1), at(60)]);
+    const flows = await copies('oauth_flows', 'expires_at', [at(-link - 1), at(-link + 1), at(60)]);
+    const sessions = await copies('dashboard_sessions', 'expires_at', [at(-1), at(1)]);
+    const serverKeys = await copies('server_keys', 'expires_at', [at(-ROTATED_KEY_KEEP_SECONDS - 1), at(-ROTATED_KEY_KEEP_SECONDS + 1), at(3600)]);
+    const records = await copies('idempotency_records', 'expires_at', [at(-1), at(1)]);
+    const events = await copies('audit_events', 'created_at', [at(-90 * DAY - 1), at(-90 * DAY + 1)]);
+
+    // Without a retention configured, audit events are kept forever, even 100 days old.
+    const auditBefore = await ids('audit_events');
+    const withoutRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: null }));
+    expect(withoutRetention).toEqual({ static_form_sessions: 2, oauth_flows: 2, dashboard_sessions: 2, server_keys: 2, idempotency_records: 2 });
+    expect(await ids('audit_events')).toEqual(auditBefore);
+    expect(await ids('static_form_sessions')).toEqual(forms.slice(1).sort());
+    expect(await ids('oauth_flows')).toEqual(flows.slice(1).sort());
+    expect(await ids('dashboard_sessions')).toEqual(sessions.slice(1).sort());
+    expect(await ids('server_keys')).toEqual([currentKey, ...serverKeys.slice(1)].sort());
+    expect(await ids('idempotency_records')).toEqual(records.slice(1).sort());
+
+    const withRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: 90 }));
+    expect(withRetention).toEqual({ static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, audit_events: auditBefore.length - 1 });
+    expect(await ids('audit_events')).toEqual([events[1]]);
+  });
+
+  it('deletes at most the bound in a run: more stale rows than a run may take are gone after enough runs', async () => {
+    await baseRows();
+    t.clock.advance(2 * DAY);
+    const base = await db().selectFrom('idempotency_records').selectAll().executeTakeFirstOrThrow();
+    const stale = Array.from({ length: 1234 }, (_, i) => ({ ...base, idempotency_key: `stale-${i}` }));
+    for (let i = 0; i < stale.length; i += 100) await db().insertInto('idempotency_records').values(stale.slice(i, i + 100)).execute();
+    const kept = await copy('idempotency_records', base, { expires_at: iso(addSeconds(t.clock.now(), 1)) });
+
+    const sweeps = standardSweeps({ auditRetentionDays: null }).filter((sweep) => sweep.name === 'idempotency_records');
+    const runs: number[] = [];
+    for (;;) {
+      const report = await runSweeps(t.ctx, sweeps, { rows: 500, batches: 2 });
+      runs.push(report!.idempotency_records!);
+      if (!runs.at(-1)) break;
+    }
+    expect(runs).toEqual([1000, 235, 0]); // 1234 copies and the base row, at most 2 × 500 a run
+    expect(await ids('idempotency_records')).toEqual([kept]);
+  });
+
+  it('keeps a used form link answering 410 and a rotated-out key refused as such until their rows go; the credential stays', async () => {
+    await connectStatic(t.app, headers, { externalUserId: 'u_form', values: { apiKey: 'sk-proj-SWEEPSabcdefghijklmnopqrstuvwx' } });
+    const form = await createForm(t.app, headers, { externalUserId: 'u_other' });
+    const oldHeaders = headers;
+    const rotated = await rotateServerKey(t.ctx, tenant.serverId, 60, CLI_ACTOR);
+    const newHeaders = keys({ ...tenant, serverKey: rotated.serverKey });
+    const sweeps = standardSweeps({ auditRetentionDays: null });
+    const problemCode = async (h: Record<string, string>) => (await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: h })).json().code;
+
+    // The form made for u_other expires in 30 minutes; its link is kept a week past that.
+    t.clock.advance(1800 + ENDED_LINK_KEEP_SECONDS - 1);
+    await runSweeps(t.ctx, sweeps);
+    expect((await t.app.inject({ method: 'GET', url: formPath(form.url) })).statusCode).toBe(410);
+    t.clock.advance(2);
+    await runSweeps(t.ctx, sweeps);
+    expect((await t.app.inject({ method: 'GET', url: formPath(form.url) })).statusCode).toBe(404);
+    expect(await db().selectFrom('static_form_sessions').select('id').execute()).toEqual([]);
+    // The completed form's row is gone too; the credential it made is not.
+    const member = await readEndUser(t.app, newHeaders, 'u_form');
+    expect(member.status).toBe(200);
+    expect(member.body.credentials).toEqual([expect.objectContaining({ provider: 'openai', status: 'active', values: { apiKey: 'sk-proj-SWEEPSabcdefghijklmnopqrstuvwx' } })]);
+
+    // The old server key: refused as rotated out for 30 days past its 60 s of grace, then unknown.
+    const keyGone = 60 + ROTATED_KEY_KEEP_SECONDS;
+    t.clock.advance(keyGone - 1800 - ENDED_LINK_KEEP_SECONDS - 2);
+    await runSweeps(t.ctx, sweeps);
+    expect(await problemCode(oldHeaders)).toBe('service_key_revoked');
+    t.clock.advance(1);
+    await runSweeps(t.ctx, sweeps);
+    expect(await problemCode(oldHeaders)).toBe('service_key_invalid');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: newHeaders })).statusCode).toBe(200);
+  });
+
+  // The advisory lock is taken inside the run's transaction: a node that finds it taken skips its run.
+  if (engine === 'postgres') {
+    it('lets one node sweep at a time: a second node skips its run while the first one is sweeping', async () => {
+      await baseRows();
+      t.clock.advance(100 * DAY);
+      const second = await startSecondNode(t);
+      try {
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let entered!: () => void;
+        const inside = new Promise<void>((resolve) => (entered = resolve));
+        // A sweep of its own at the head of the first node's list keeps its run open until released.
+        const holding: Sweep = { name: 'holding', sweep: async () => (entered(), await held, 0) };
+        const first = runSweeps(t.ctx, [holding, ...standardSweeps({ auditRetentionDays: null })]);
+        await inside;
+        second.clock.advance(100 * DAY);
+        expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toBeNull();
+        release();
+        expect(await first).toEqual({ holding: 0, static_form_sessions: 1, oauth_flows: 1, dashboard_sessions: 1, server_keys: 1, idempotency_records: 1 });
+        // Once the first run has committed, the second node's next run goes ahead and finds nothing left.
+        expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toEqual({
+          static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0,
+        });
+      } finally {
+        await second.close();
+      }
+    });
+  }
+
+  it('is run by keyward serve on its own, soon after it starts', async () => {
+    await baseRows();
+    const now = new Date(); // the service runs on the real clock
+    const stale = await copies('idempotency_records', 'expires_at', [addSeconds(now, -1)]);
+    const live = await db().selectFrom('idempotency_records').select('idempotency_key').where('idempotency_key', 'not in', stale).execute();
+    const env = cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: t.masterKey.toString('base64'), KEYWARD_PORT: '0', KEYWARD_HOST: '127.0.0.1' });
+    const serve = await startServe(env);
+    try {
+      for (let waited = 0; (await ids('idempotency_records')).includes(stale[0]!) && waited < 15_000; waited += 100) await sleep(100);
+      expect(await ids('idempotency_records')).toEqual(live.map((row) => String(row.idempotency_key)).sort());
+    } finally {
+      await serve.stop();
+    }
+    expect(serve.lines.some((line) => line.includes('"msg":"swept ended rows"'))).toBe(true);
+  });
+});
