@@ -4,8 +4,8 @@ import { initialMigration } from './migrations/001-initial.js';
 import { oauthFlowsMigration } from './migrations/002-oauth-flows.js';
 import { dashboardMigration } from './migrations/003-dashboard.js';
 import { masterKeysMigration } from './migrations/004-master-keys.js';
-import { sweepsMigration } from './migrations/006-sweeps.js';
 import { dashboardFormsMigration } from './migrations/005-dashboard-forms.js';
+import { sweepsMigration } from './migrations/006-sweeps.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -17,8 +17,8 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     '002-oauth-flows': oauthFlowsMigration(store.engine),
     '003-dashboard': dashboardMigration(),
     '004-master-keys': masterKeysMigration(store.engine),
-    '006-sweeps': sweepsMigration(),
     '005-dashboard-forms': dashboardFormsMigration(),
+    '006-sweeps': sweepsMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({
