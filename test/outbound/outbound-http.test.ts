@@ -1,0 +1,65 @@
+/**
+ * The outbound module's own guarantees, for every caller (provider calls go through oauth4webapi, which
+ * asks for `redirect: 'manual'` itself; webhook deliveries will not): real sockets to local servers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOutbound, OutboundError, type OutboundHttp } from '../../src/outbound/outbound-http.js';
+import { startScriptedTokenEndpoint, type ScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';
+
+async function failure(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+    return 'answered';
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    return error.kind;
+  }
+}
+
+describe('outbound HTTP', () => {
+  let endpoint: ScriptedTokenEndpoint;
+  let elsewhere: ScriptedTokenEndpoint;
+  let lenient: OutboundHttp;
+  let strict: OutboundHttp;
+  beforeAll(async () => {
+    [endpoint, elsewhere] = await Promise.all([startScriptedTokenEndpoint(), startScriptedTokenEndpoint()]);
+    lenient = createOutbound({ allowPrivateUrls: true, timeoutMs: 5000 });
+    strict = createOutbound({ allowPrivateUrls: false, timeoutMs: 5000, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+  });
+  afterAll(async () => {
+    await Promise.all([lenient.close(), strict.close(), endpoint.close(), elsewhere.close()]);
+  });
+
+  it('answers a global Response with the body already read', async () => {
+    const response = await lenient.fetch(endpoint.tokenUrl, { method: 'POST', body: new URLSearchParams({ grant_type: 'x' }) });
+    expect(response).toBeInstanceOf(Response);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ token_type: 'bearer' });
+  });
+
+  it('never follows a redirect, even when the caller asks for it', async () => {
+    endpoint.mode = 'redirect';
+    endpoint.redirectTo = elsewhere.tokenUrl;
+    expect(await failure(lenient.fetch(endpoint.tokenUrl, { method: 'POST', redirect: 'follow' }))).toBe('redirect');
+    expect(elsewhere.requests).toEqual([]);
+    endpoint.mode = 'tokens';
+  });
+
+  it('refuses private literals and names that resolve to private addresses before any connection', async () => {
+    const arrived = endpoint.requests.length;
+    const literal = new URL(endpoint.tokenUrl);
+    for (const url of [`https://127.0.0.1:${literal.port}/token`, `https://[::ffff:127.0.0.1]:${literal.port}/token`, endpoint.tokenUrl, `https://idp.example.test:${literal.port}/token`]) {
+      expect(await failure(strict.fetch(url, { method: 'POST' })), url).toBe('refused');
+    }
+    expect(endpoint.requests.length).toBe(arrived);
+  });
+
+  it('stops reading past the cap it was given', async () => {
+    const small = createOutbound({ allowPrivateUrls: true, timeoutMs: 5000, maxResponseBytes: 64 });
+    try {
+      expect(await failure(small.fetch(endpoint.tokenUrl, { method: 'POST' }))).toBe('too_large');
+    } finally {
+      await small.close();
+    }
+  });
+});
