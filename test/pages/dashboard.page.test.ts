@@ -1,5 +1,6 @@
 /**
- * The dashboard in a real browser, as a member uses it (CONTRACT 6): sign up, create a business
+ * The dashboard in a real browser, as a member uses it (CONTRACT 6): sign up, then sign in with the
+ * same email and password (sign-up answers alike whether or not the email had an account), create a business
  * server, enable a static provider, generate an account API key and read it from the page, use it with
  * the server key against the management API, revoke it (the next call is refused), rotate the server
  * key, and a member of another account cannot reach any of it by URL. Every control is found by its
@@ -53,6 +54,22 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
 
   const mainNav = (target: Page = page) => target.getByRole('navigation', { name: 'Main' });
 
+  /** "Create account", then "Sign in" with the same email and password, as the page after sign-up asks. */
+  async function signUpAndIn(target: Page, company: string, email: string, password: string, screenshots = false) {
+    await target.getByLabel('Company or team name').fill(company);
+    await target.getByLabel('Email').fill(email);
+    await target.getByLabel('Password').fill(password);
+    if (screenshots) await shot('sign-up', target);
+    await target.getByRole('button', { name: 'Create account' }).click();
+    await expect.poll(() => new URL(target.url()).pathname).toBe('/dashboard/sign-in');
+    await expect(target.getByRole('status').textContent()).resolves.toContain('Sign in with the email and password you just entered.');
+    if (screenshots) await shot('signed-up', target);
+    await target.getByLabel('Email').fill(email);
+    await target.getByLabel('Password').fill(password);
+    await target.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => new URL(target.url()).pathname).toBe('/dashboard/servers');
+  }
+
   async function generateKey(label: string): Promise<string> {
     await mainNav().getByRole('link', { name: 'Developer' }).click();
     await page.getByRole('link', { name: 'Account API Keys' }).click();
@@ -67,18 +84,13 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
   let accountKey = '';
   let revokePath = '';
 
-  it('signs a new member up with "Create account"', async () => {
+  it('signs a new member up with "Create account", then in', async () => {
     await page.goto(`${base}/dashboard`);
     await expect.poll(() => new URL(page.url()).pathname).toBe('/dashboard/sign-in');
     await expect(page.getByRole('button', { name: 'Sign in' }).isVisible()).resolves.toBe(true);
     await shot('sign-in');
     await page.getByRole('link', { name: 'Create account' }).click();
-    await page.getByLabel('Company or team name').fill('Acme');
-    await page.getByLabel('Email').fill('founder@acme.example');
-    await page.getByLabel('Password').fill('correct horse battery staple');
-    await shot('sign-up');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => new URL(page.url()).pathname).toBe('/dashboard/servers');
+    await signUpAndIn(page, 'Acme', 'founder@acme.example', 'correct horse battery staple', true);
     await expect(page.getByText('No servers yet.').isVisible()).resolves.toBe(true);
     await shot('servers-empty');
   });
@@ -173,11 +185,7 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
     const intruder = await other.newPage();
     try {
       await intruder.goto(`${base}/dashboard/sign-up`);
-      await intruder.getByLabel('Company or team name').fill('Rival');
-      await intruder.getByLabel('Email').fill('rival@rival.example');
-      await intruder.getByLabel('Password').fill('another long password');
-      await intruder.getByRole('button', { name: 'Create account' }).click();
-      await expect.poll(() => new URL(intruder.url()).pathname).toBe('/dashboard/servers');
+      await signUpAndIn(intruder, 'Rival', 'rival@rival.example', 'another long password');
       for (const path of [serverPath, `${serverPath}/providers`, `${serverPath}/audience`, revokePath]) {
         const response = await intruder.goto(`${base}${path}`);
         expect(response?.status(), path).toBe(404);
