@@ -151,8 +151,9 @@ export async function listMembers(ctx: ServiceContext, serverId: string, query: 
   };
 }
 
-function notFound(externalUserId: string): Problem {
-  return new Problem('end_user_not_found', `This server has no end user with externalUserId ${JSON.stringify(externalUserId)}.`);
+/** The id is not repeated: whatever a caller pastes into a path (a key, by mistake) must not come back in an error. */
+function notFound(): Problem {
+  return new Problem('end_user_not_found', 'This server has no end user with that externalUserId. Ids are matched exactly: case, spaces and Unicode normalisation count.');
 }
 
 function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): CredentialWithSecrets {
@@ -186,7 +187,7 @@ export async function getMember(
 ): Promise<MemberView<CredentialWithSecrets>> {
   const since = iso(ctx.clock.now());
   const [member] = await ctx.store.queries.memberByExternalId(serverId, externalUserId);
-  if (!member) throw notFound(externalUserId);
+  if (!member) throw notFound();
   const rows = await ctx.store.queries.credentialsOfMember(member.id);
   const read = await Promise.all(rows.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {
@@ -220,7 +221,7 @@ export async function revokeMember(
       .where('server_id', '=', input.serverId)
       .where('external_user_id', '=', input.externalUserId)
       .executeTakeFirst();
-    if (!member) throw notFound(input.externalUserId);
+    if (!member) throw notFound();
     let credentials = trx.selectFrom('credentials').selectAll().where('member_id', '=', member.id);
     if (input.provider) credentials = credentials.where('provider', '=', input.provider);
     const rows = await credentials.orderBy('provider').execute();

@@ -90,7 +90,7 @@ describe.each(ENGINES)('errors raised before routing on %s', (engine) => {
       port = (t.app.server.address() as AddressInfo).port;
     });
 
-    const problemOf = (response: { statusCode: number; headers: Record<string, string>; body: string }) => {
+    const problemOf = (response: { statusCode: number; headers: Record<string, unknown>; body: string }) => {
       expect(response.statusCode, response.body).toBe(400);
       expect(response.headers['content-type']).toMatch(PROBLEM_JSON);
       expect(response.headers['x-request-id']).toMatch(GENERATED_REQUEST_ID);
