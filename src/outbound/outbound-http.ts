@@ -60,11 +60,10 @@ function pinnedLookup(resolve: Resolver, allowPrivateUrls: boolean) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     resolve(hostname).then(
       (found) => {
-        if (!allowPrivateUrls) {
-          for (const { address } of found) {
-            const kind = nonPublicAddress(address);
-            if (kind) throw new OutboundError('refused', `${hostname} resolves to ${kind} (${address})`);
-          }
+        // The message names neither the name nor what it resolved to: it can reach an API caller
+        // (refresh_failed), who must not learn the internal network's DNS from it.
+        if (!allowPrivateUrls && found.some(({ address }) => nonPublicAddress(address) !== null)) {
+          throw new OutboundError('refused', 'the endpoint resolves to an address that is not public');
         }
         const usable = options.family ? found.filter((a) => a.family === options.family) : found;
         const first = usable[0];
