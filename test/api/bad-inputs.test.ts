@@ -175,6 +175,11 @@ describe.each(ENGINES)('bad inputs on %s', (engine) => {
         b64({ createdAt: '2020-01-01T00:00:00.000Z', externalUserId: 'a' }),
         `${b64(['2020-01-01T00:00:00.000Z', 'a'])}.${mac}`,
         Buffer.from(cursor).toString('base64url'),
+        // The MAC is compared in constant time over bytes: as many characters but more bytes, or
+        // one character short, must be refused like any other wrong MAC (not a 500 from a length mismatch).
+        `${payload}.${'\u00e9'.repeat(mac.length)}`,
+        `${payload}.${mac.slice(0, -1)}`,
+        `${payload}.${mac}A`,
       ];
       for (const value of bad) await refused({ method: 'GET', url: `/v1/end-users?cursor=${encodeURIComponent(value)}` }, 400, 'invalid_cursor');
     });
