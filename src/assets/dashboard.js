@@ -12,3 +12,17 @@ document.addEventListener('click', (event) => {
   if (navigator.clipboard) navigator.clipboard.writeText(field.value).then(done, () => document.execCommand('copy') && done());
   else if (document.execCommand('copy')) done();
 });
+
+// A form that creates something acts once (its one-time nonce): the server refuses a second
+// submission, so a double click would show "already submitted" instead of the new key. Ignoring
+// every submit after the first keeps the browser on the answer that shows the key.
+document.addEventListener('submit', (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || !form.querySelector('input[name="once"]')) return;
+  if (form.dataset.sent) event.preventDefault();
+  form.dataset.sent = 'true';
+});
+// A page restored from the back/forward cache starts over.
+window.addEventListener('pageshow', (event) => {
+  if (event.persisted) for (const form of document.querySelectorAll('form[data-sent]')) delete form.dataset.sent;
+});

@@ -152,6 +152,18 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
     expect(refused.body.code).toBe('account_key_revoked');
   });
 
+  it('makes one key on a double click of "Generate Key", and shows it', async () => {
+    await page.goto(`${base}/dashboard/developer/api-keys`);
+    await page.getByLabel('Label').fill('double click');
+    await page.getByRole('button', { name: 'Generate Key' }).dblclick();
+    // Without dashboard.js the second POST's answer ("already submitted") would replace the key's page.
+    const shown = await page.getByRole('textbox', { name: 'New account API key' }).inputValue({ timeout: 5000 });
+    expect(shown).toMatch(/^service_acct_[0-9a-f]{72}$/);
+    const made = await t.ctx.store.db.selectFrom('account_keys').select('hint').where('label', '=', 'double click').execute();
+    expect(made).toHaveLength(1);
+    expect(shown.endsWith(made[0]!.hint.slice(-4))).toBe(true);
+  });
+
   it('rotates the server key: the new key works, the old one stops', async () => {
     const freshKey = await generateKey('backend (rotation)');
     await page.goto(`${base}${serverPath}`);
