@@ -176,5 +176,18 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
       const response = await rawHttp(port, 'GET /v1/end-users HTTP/1.1', [`Authorization: ${bearer(key)}`, `x-service-key: ${f.tenant.serverKey}`]);
       expectPassed(response, ROUTES[2]!, [key, f.tenant.serverKey], t.logs);
     });
+
+    // app.inject resolves dot segments as a browser would; a raw client sends the target as it is.
+    it.each(['/%761/end-users', '/v%31/%65nd-users', '/v1/../v1/end-users', '/v1/./end-users', '/v1//end-users'])(
+      'guards %s as the client sent it',
+      async (target) => {
+        const refused = await rawHttp(port, `GET ${target} HTTP/1.1`, [`x-service-key: ${f.tenant.serverKey}`]);
+        expectRefusal(refused, 3, f, [f.tenant.serverKey], t.logs);
+        const key = await f.freshAccountKey();
+        const passed = await rawHttp(port, `GET ${target} HTTP/1.1`, [`Authorization: ${bearer(key)}`, `x-service-key: ${f.tenant.serverKey}`]);
+        expect(passed.statusCode).toBeLessThan(500);
+        expect(passed.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
+      },
+    );
   });
 });
