@@ -14,12 +14,12 @@ import { registerOAuthCallback } from '../connect/oauth-callback.js';
 import { errorPage as dashboardErrorPage, sendPage } from '../dashboard/layout.js';
 import { DASHBOARD_PAGES } from '../dashboard/pages.js';
 import { registerDashboard } from '../dashboard/plugin.js';
+import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAssets } from './assets.js';
 import { registerHealth } from './health.js';
 import { areaOf, newRequestId, preRoutingHandlers, type Area } from './pre-routing.js';
-import { registerProblemHandlers, sendProblem } from './problems.js';
-import { Problem } from '../errors.js';
+import { registerProblemHandlers, routeNotFound, sendProblem } from './problems.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppOptions {
@@ -46,10 +46,11 @@ export async function buildApp(options: AppOptions) {
   const renderHtml = (request: FastifyRequest, reply: FastifyReply, problem: Problem) => {
     // The matched route decides where one exists; an unmatched request goes by its first path segment.
     const area = areaOf(request.routeOptions.url ?? request.url);
-    if (area === 'dashboard') return sendPage(reply, dashboardErrorPage(problem.status), problem.status);
-    if (area !== 'pages') return null;
+    const page = errorPageOf(area, problem);
+    if (page === null) return null;
+    if (area === 'dashboard') return sendPage(reply, page, problem.status);
     setPageHeaders(reply);
-    return reply.code(problem.status).send(errorPageOf(area, problem));
+    return reply.code(problem.status).send(page);
   };
   const preRouting = preRoutingHandlers({
     guard,
@@ -117,9 +118,7 @@ export async function buildApp(options: AppOptions) {
       // this prefix's not-found handler, so unknown /v1 paths are guarded too.
       v1.addHook('onRequest', guard);
       v1.addHook('preValidation', async (request) => checkQueryEncoding(request.url));
-      v1.setNotFoundHandler((request, reply) =>
-        sendProblem(reply, new Problem('route_not_found', `No route answers ${request.method} on this path. The API reference is at /openapi.json.`), request.id),
-      );
+      v1.setNotFoundHandler((request, reply) => sendProblem(reply, routeNotFound(request.method), request.id));
       registerOAuthStart(v1, ctx);
       registerConnectStatic(v1, ctx);
       registerListEndUsers(v1, ctx);

@@ -38,6 +38,11 @@ export function sendProblem(reply: FastifyReply, problem: Problem, requestId: st
   return reply.send(JSON.stringify(problemBody(problem, requestId)));
 }
 
+/** The path is not echoed: a caller may have put something secret in it by mistake. */
+export function routeNotFound(method: string): Problem {
+  return new Problem('route_not_found', `No route answers ${method} on this path. The API reference is at /openapi.json.`);
+}
+
 export type HtmlErrorRenderer = (request: FastifyRequest, reply: FastifyReply, problem: Problem) => FastifyReply | null;
 
 export function registerProblemHandlers(app: FastifyInstance, renderHtml: HtmlErrorRenderer) {
@@ -51,8 +56,7 @@ export function registerProblemHandlers(app: FastifyInstance, renderHtml: HtmlEr
   });
 
   app.setNotFoundHandler((request, reply) => {
-    // The path is not echoed: a caller may have put something secret in it by mistake.
-    const problem = new Problem('route_not_found', `No route answers ${request.method} on this path. The API reference is at /openapi.json.`);
+    const problem = routeNotFound(request.method);
     return renderHtml(request, reply, problem) ?? sendProblem(reply, problem, request.id);
   });
 }
