@@ -52,6 +52,16 @@ function undecodable(error: { code?: string }): Problem {
   return new Problem('validation_failed', detail, { errors: [{ path: '/path', message }] });
 }
 
+function unreadable(code: string | undefined): Problem {
+  const [path, message, detail] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? ['/headers', 'are too large', 'The request headers are too large (over 16 KiB in all).']
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['/request', 'did not arrive in time', 'The request was not received in time.']
+        : ['/request', 'is not valid HTTP/1.1', 'The request is not valid HTTP/1.1 and could not be read.'];
+  return new Problem('validation_failed', detail, { errors: [{ path, message }] });
+}
+
 export function preRoutingHandlers(options: PreRoutingOptions) {
   async function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) {
     let problem = undecodable(error);
@@ -60,8 +70,12 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
       try {
         await options.guard(request, reply);
       } catch (refusal) {
-        if (!(refusal instanceof Problem)) throw refusal;
-        problem = refusal;
+        // Nothing awaits this function: an error thrown from it would be an unhandled rejection.
+        if (refusal instanceof Problem) problem = refusal;
+        else {
+          request.log.error({ err: { type: (refusal as Error).name, message: (refusal as Error).message } }, 'unhandled error');
+          problem = new Problem('internal_error', `Something went wrong on our side. Quote the request id ${request.id} when you report it.`);
+        }
       }
     }
     options.render(request, reply, problem);
@@ -74,10 +88,7 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
     if (socket.writable) {
       const requestLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1').split('\r\n', 1)[0]! : '';
       const area = areaOf(requestLine.split(' ')[1] ?? '');
-      const problem =
-        error.code === 'HPE_HEADER_OVERFLOW'
-          ? new Problem('validation_failed', 'The request headers are too large (over 16 KiB in all).', { errors: [{ path: '/headers', message: 'are too large' }] })
-          : new Problem('validation_failed', 'The request is not valid HTTP/1.1 and could not be read.', { errors: [{ path: '/request', message: 'is not valid HTTP/1.1' }] });
+      const problem = unreadable(error.code);
       const requestId = newRequestId();
       const html = options.page(area, problem);
       const [type, body] = html === null ? ['application/problem+json', JSON.stringify(problemBody(problem, requestId))] : ['text/html; charset=utf-8', html];
