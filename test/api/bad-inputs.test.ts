@@ -155,6 +155,13 @@ describe.each(ENGINES)('bad inputs on %s', (engine) => {
       await refused({ method: 'GET', url: path(id) }, 404, 'end_user_not_found');
       await refused({ method: 'DELETE', url: path(id) }, 404, 'end_user_not_found');
     });
+
+    it('does not repeat the id in end_user_not_found: a key pasted into the path must not come back', async () => {
+      for (const method of ['GET', 'DELETE'] as const) {
+        const response = await refused({ method, url: path(tenant.accountKey) }, 404, 'end_user_not_found');
+        expect(response.body).not.toContain(tenant.accountKey.slice('service_acct_'.length));
+      }
+    });
   });
 
   describe('list query', () => {
