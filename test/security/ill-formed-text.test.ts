@@ -6,15 +6,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
-import { hiddenFieldsOf, signUpMember, visible, type DashboardClient } from '../helpers/dashboard-session.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { createServer } from '../../src/services/servers.js';
+import { hiddenFieldsOf, memberByEmail, signUpMember, visible, type DashboardClient } from '../helpers/dashboard-session.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 describe.each(ENGINES)('ill-formed text from the dashboard on %s', (engine) => {
-  let t: TestApp, client: DashboardClient;
+  let t: TestApp, client: DashboardClient, serverId: string;
   beforeAll(async () => {
     t = await startTestApp(engine);
-    client = await signUpMember(t.app, { email: `ill-formed-${engine}@example.test` });
+    const email = `ill-formed-${engine}@example.test`;
+    client = await signUpMember(t.app, { email });
+    const { account_id } = await memberByEmail(t.ctx.store.db, email);
+    ({ serverId } = await createServer(t.ctx, { accountId: account_id, name: 'Odd', mode: 'business', actor: CLI_ACTOR }));
   });
   afterAll(() => t.close());
 
@@ -35,6 +40,16 @@ describe.each(ENGINES)('ill-formed text from the dashboard on %s', (engine) => {
     const after = await snapshotTables(t.ctx);
     // A refused creation may touch only the one-time form nonces; no key, server or audit event appears.
     for (const table of ['account_keys', 'servers', 'server_keys', 'audit_events']) expect(after[table]).toEqual(before[table]);
+  });
+
+  it('refuses a custom provider whose field label holds a lone surrogate, naming the field', async () => {
+    const url = `/dashboard/servers/${serverId}/providers`;
+    const before = await snapshotTables(t.ctx);
+    const response = await postJson(url, `${url}/custom-static`, { staticSlug: 'oddity', staticName: 'Oddity', fields: 'apiKey:API \ud800 key:secret' });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(422);
+    expect(visible(response.body)).toMatch(/fields\[0\]\.label is not valid text/);
+    const after = await snapshotTables(t.ctx);
+    for (const table of ['custom_providers', 'server_providers', 'audit_events']) expect(after[table]).toEqual(before[table]);
   });
 
   it('takes the same text well-formed (a surrogate pair is one character)', async () => {
