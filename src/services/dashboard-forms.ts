@@ -34,18 +34,3 @@ export async function claimFormNonce(ctx: ServiceContext, nonce: string): Promis
 export async function releaseFormNonce(ctx: ServiceContext, nonce: string): Promise<void> {
   await ctx.store.db.deleteFrom('dashboard_form_uses').where('nonce', '=', nonce).execute();
 }
-
-/**
- * Deletes at most `batchSize` used nonces whose forms can no longer be submitted; the caller runs it
- * again while it returns `batchSize`.
- */
-export async function sweepDashboardForms(ctx: ServiceContext, now: Date, batchSize = 500): Promise<number> {
-  const at = iso(now);
-  const rows = await ctx.store.db.selectFrom('dashboard_form_uses').select('nonce').where('expires_at', '<=', at).limit(batchSize).execute();
-  if (!rows.length) return 0;
-  const result = await ctx.store.db
-    .deleteFrom('dashboard_form_uses')
-    .where('nonce', 'in', rows.map((r) => r.nonce))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}

@@ -56,20 +56,3 @@ export async function takeSignInAttempt(ctx: ServiceContext, email: string, now:
 export async function clearSignInAttempts(ctx: ServiceContext, email: string): Promise<void> {
   await ctx.store.db.deleteFrom('sign_in_attempts').where('email_mac', '=', emailMac(ctx, email)).execute();
 }
-
-/**
- * Deletes at most `batchSize` counts whose window has ended (they no longer lock anything); the
- * caller runs it again while it returns `batchSize`.
- */
-export async function sweepSignInAttempts(ctx: ServiceContext, now: Date, batchSize = 500): Promise<number> {
-  const at = iso(now);
-  const rows = await ctx.store.db.selectFrom('sign_in_attempts').select('email_mac').where('window_ends', '<=', at).limit(batchSize).execute();
-  if (!rows.length) return 0;
-  const result = await ctx.store.db
-    .deleteFrom('sign_in_attempts')
-    .where('email_mac', 'in', rows.map((r) => r.email_mac))
-    // A count that took a new attempt since it was selected is kept.
-    .where('window_ends', '<=', at)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}

@@ -56,8 +56,11 @@ export function expiredRows(input: {
     async sweep(db, now, limit) {
       const cutoff = iso(addSeconds(now, -input.keepSeconds));
       // A DELETE takes no LIMIT on PostgreSQL (nor on SQLite as built by default): pick the rows first.
-      const result = await sql`delete from ${table} where (${key}) in (
-        select ${key} from ${table} where ${sql.ref(input.column)} <= ${cutoff} limit ${limit})`.execute(db);
+      // The outer condition is checked again so that a row renewed meanwhile (a sign-in count that
+      // took a new attempt) is kept.
+      const stale = sql`${sql.ref(input.column)} <= ${cutoff}`;
+      const result = await sql`delete from ${table} where ${stale} and (${key}) in (
+        select ${key} from ${table} where ${stale} limit ${limit})`.execute(db);
       return Number(result.numAffectedRows ?? 0n);
     },
   };
@@ -71,6 +74,10 @@ export function standardSweeps(options: { auditRetentionDays: number | null }): 
     expiredRows({ name: 'dashboard_sessions', table: 'dashboard_sessions', column: 'expires_at', keepSeconds: 0 }),
     expiredRows({ name: 'server_keys', table: 'server_keys', column: 'expires_at', keepSeconds: ROTATED_KEY_KEEP_SECONDS }),
     expiredRows({ name: 'idempotency_records', table: 'idempotency_records', column: 'expires_at', keepSeconds: 0, key: ['server_id', 'idempotency_key'] }),
+    // A used form nonce matters while its session could still send the form again.
+    expiredRows({ name: 'dashboard_form_uses', table: 'dashboard_form_uses', column: 'expires_at', keepSeconds: 0, key: ['nonce'] }),
+    // A sign-in count whose window ended locks nothing any more.
+    expiredRows({ name: 'sign_in_attempts', table: 'sign_in_attempts', column: 'window_ends', keepSeconds: 0, key: ['email_mac'] }),
   ];
   if (options.auditRetentionDays !== null) {
     sweeps.push(expiredRows({ name: 'audit_events', table: 'audit_events', column: 'created_at', keepSeconds: options.auditRetentionDays * DAY }));

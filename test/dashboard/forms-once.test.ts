@@ -4,9 +4,9 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepDashboardForms } from '../../src/services/dashboard-forms.js';
 import { SESSION_SECONDS } from '../../src/services/sessions.js';
-import { LOCK_SECONDS, sweepSignInAttempts } from '../../src/services/sign-in-attempts.js';
+import { LOCK_SECONDS } from '../../src/services/sign-in-attempts.js';
+import { runSweeps, standardSweeps } from '../../src/services/sweeps.js';
 import { ENGINES } from '../helpers/databases.js';
 import { DashboardClient, hiddenFieldsOf, newSignedInMember, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
@@ -112,15 +112,13 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
     const before = await rows();
     expect(before.forms).toBeGreaterThan(0);
     expect(before.attempts).toBeGreaterThan(0);
-    const now = t.clock.now();
-    expect(await sweepDashboardForms(t.ctx, now)).toBe(0);
-    expect(await sweepSignInAttempts(t.ctx, now)).toBe(0);
-    const later = new Date(now.getTime() + (Math.max(SESSION_SECONDS, LOCK_SECONDS) + 1) * 1000);
-    // Bounded batches: one row a call, until none is left.
+    const sweeps = standardSweeps({ auditRetentionDays: null }).filter((s) => s.name === 'dashboard_form_uses' || s.name === 'sign_in_attempts');
+    expect(await runSweeps(t.ctx, sweeps)).toEqual({ dashboard_form_uses: 0, sign_in_attempts: 0 });
+    t.clock.advance(Math.max(SESSION_SECONDS, LOCK_SECONDS) + 1);
+    // Bounded batches: one row a statement, one statement a run, until none is left.
     let swept = 0;
-    while ((await sweepDashboardForms(t.ctx, later, 1)) === 1) swept += 1;
+    while ((await runSweeps(t.ctx, sweeps, { rows: 1, batches: 1 }))!.dashboard_form_uses === 1) swept += 1;
     expect(swept).toBe(before.forms);
-    expect(await sweepSignInAttempts(t.ctx, later)).toBe(before.attempts);
     expect(await rows()).toEqual({ forms: 0, attempts: 0 });
   });
 });

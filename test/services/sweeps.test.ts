@@ -35,6 +35,8 @@ const IDENTITY: Partial<Record<Table, { id: string; unique: string[] }>> = {
   server_keys: { id: 'id', unique: ['digest'] },
   idempotency_records: { id: 'idempotency_key', unique: [] },
   audit_events: { id: 'id', unique: [] },
+  dashboard_form_uses: { id: 'nonce', unique: [] },
+  sign_in_attempts: { id: 'email_mac', unique: [] },
 };
 
 describe.each(ENGINES)('sweeps on %s', (engine) => {
@@ -80,6 +82,8 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     expect(flow.statusCode, flow.body).toBe(201);
     const now = t.clock.now();
     await db().insertInto('dashboard_sessions').values({ id: 'ses_base', token_digest: 'base', member_id: tenant.userId, created_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
+    await db().insertInto('dashboard_form_uses').values({ nonce: 'base', used_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
+    await db().insertInto('sign_in_attempts').values({ email_mac: 'base', attempts: 1, window_ends: iso(addSeconds(now, 900)) }).execute();
     const rotated = await rotateServerKey(t.ctx, tenant.serverId, 3600, CLI_ACTOR);
     headers = keys({ ...tenant, serverKey: rotated.serverKey });
   }
@@ -98,20 +102,29 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     const serverKeys = await copies('server_keys', 'expires_at', [at(-ROTATED_KEY_KEEP_SECONDS - 1), at(-ROTATED_KEY_KEEP_SECONDS + 1), at(3600)]);
     const records = await copies('idempotency_records', 'expires_at', [at(-1), at(1)]);
     const events = await copies('audit_events', 'created_at', [at(-90 * DAY - 1), at(-90 * DAY + 1)]);
+    const nonces = await copies('dashboard_form_uses', 'expires_at', [at(-1), at(1)]);
+    const attempts = await copies('sign_in_attempts', 'window_ends', [at(-1), at(1)]);
 
     // Without a retention configured, audit events are kept forever, even 100 days old.
     const auditBefore = await ids('audit_events');
     const withoutRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: null }));
-    expect(withoutRetention).toEqual({ static_form_sessions: 2, oauth_flows: 2, dashboard_sessions: 2, server_keys: 2, idempotency_records: 2 });
+    expect(withoutRetention).toEqual({
+      static_form_sessions: 2, oauth_flows: 2, dashboard_sessions: 2, server_keys: 2, idempotency_records: 2, dashboard_form_uses: 2, sign_in_attempts: 2,
+    });
     expect(await ids('audit_events')).toEqual(auditBefore);
     expect(await ids('static_form_sessions')).toEqual(forms.slice(1).sort());
     expect(await ids('oauth_flows')).toEqual(flows.slice(1).sort());
     expect(await ids('dashboard_sessions')).toEqual(sessions.slice(1).sort());
     expect(await ids('server_keys')).toEqual([currentKey, ...serverKeys.slice(1)].sort());
     expect(await ids('idempotency_records')).toEqual(records.slice(1).sort());
+    expect(await ids('dashboard_form_uses')).toEqual(nonces.slice(1).sort());
+    expect(await ids('sign_in_attempts')).toEqual(attempts.slice(1).sort());
 
     const withRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: 90 }));
-    expect(withRetention).toEqual({ static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, audit_events: auditBefore.length - 1 });
+    expect(withRetention).toEqual({
+      static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
+      audit_events: auditBefore.length - 1,
+    });
     expect(await ids('audit_events')).toEqual([events[1]]);
   });
 
@@ -185,10 +198,12 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
         second.clock.advance(100 * DAY);
         expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toBeNull();
         release();
-        expect(await first).toEqual({ holding: 0, static_form_sessions: 1, oauth_flows: 1, dashboard_sessions: 1, server_keys: 1, idempotency_records: 1 });
+        expect(await first).toEqual({
+          holding: 0, static_form_sessions: 1, oauth_flows: 1, dashboard_sessions: 1, server_keys: 1, idempotency_records: 1, dashboard_form_uses: 1, sign_in_attempts: 1,
+        });
         // Once the first run has committed, the second node's next run goes ahead and finds nothing left.
         expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toEqual({
-          static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0,
+          static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
         });
       } finally {
         await second.close();
