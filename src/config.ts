@@ -121,6 +121,13 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
   }
   const file = join(dirname(database.target), 'master.key');
   if (existsSync(file)) return decodeMasterKey(readFileSync(file, 'utf8'), file);
+  // A new key beside existing data could open none of it: the file was lost, not never made.
+  if (existsSync(database.target)) {
+    throw new ConfigError(
+      'KEYWARD_MASTER_KEY',
+      `${file} is missing but the database ${database.target} exists: restore the key file from your backup, or set KEYWARD_MASTER_KEY to the key its data was sealed with`,
+    );
+  }
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +37,16 @@ describe('configuration (CONTRACT 5)', () => {
     const second = loadConfig(env);
     expect(second.masterKey).toEqual(first.masterKey);
     expect(second.warnings).toEqual([]);
+  });
+
+  it('makes no new key beside an existing database whose key file was lost', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keyward-config-'));
+    const env = { KEYWARD_DATABASE_URL: `sqlite:${dir}/keyward.db` };
+    loadConfig(env);
+    writeFileSync(join(dir, 'keyward.db'), '');
+    rmSync(join(dir, 'master.key'));
+    expect(refusal(env)).toMatch(/^KEYWARD_MASTER_KEY: .*master\.key is missing but the database .* exists/);
+    expect(existsSync(join(dir, 'master.key'))).toBe(false);
   });
 
   it('reads which proxies to trust for the client address', () => {

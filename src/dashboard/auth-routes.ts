@@ -46,10 +46,10 @@ const TOO_MANY_FROM_ADDRESS = 'Too many attempts from this address. Wait a minut
 /** "after 10:45 UTC": when a locked email may sign in again. */
 const lockEnd = (until: string) => `${until.slice(11, 16)} UTC`;
 
-export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, options: SessionCookies & { failuresPerMinute: number }) {
+export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, options: SessionCookies & { passwordChecksPerMinute: number }) {
   // Every sign-in and sign-up is counted before scrypt runs: counting only failures, after the
   // check, let a burst sent at once all be checked before the first one was counted.
-  const fromAddress = new WindowCounter(options.failuresPerMinute);
+  const fromAddress = new WindowCounter(options.passwordChecksPerMinute);
   const overLimit = (request: FastifyRequest) => fromAddress.hit(request.ip, ctx.clock.now().getTime()).limited;
   const anonCsrf = (nonce: string) => ctx.vault.mac(`dashboard-anon-csrf|${nonce}`);
 

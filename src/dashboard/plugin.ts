@@ -27,14 +27,14 @@ export function pageContext(request: FastifyRequest): PageContext {
   return request.dashboard;
 }
 
-export function registerDashboard(app: FastifyInstance, ctx: ServiceContext, options: { signInFailuresPerMinute: number; pages: PageRoutes[] }) {
+export function registerDashboard(app: FastifyInstance, ctx: ServiceContext, options: { passwordChecksPerMinute: number; pages: PageRoutes[] }) {
   const cookies = { secure: ctx.publicUrl.startsWith('https:') };
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 303));
   app.register(
     async (scope) => {
       await scope.register(formbody);
       scope.decorateRequest('dashboard', null);
-      registerAuthRoutes(scope, ctx, { ...cookies, failuresPerMinute: options.signInFailuresPerMinute });
+      registerAuthRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
 
       await scope.register(async (members) => {
         members.addHook('preHandler', async (request, reply) => {

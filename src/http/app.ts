@@ -130,7 +130,7 @@ export async function buildApp(options: AppOptions) {
 
   registerFormRoutes(app, ctx);
   registerOAuthCallback(app, ctx);
-  registerDashboard(app, ctx, { signInFailuresPerMinute: options.authFailureLimitPerMinute, pages: DASHBOARD_PAGES });
+  registerDashboard(app, ctx, { passwordChecksPerMinute: options.authFailureLimitPerMinute, pages: DASHBOARD_PAGES });
   registerAssets(app);
   registerHealth(app, ctx);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
