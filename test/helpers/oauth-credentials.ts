@@ -5,6 +5,7 @@
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { openCredentialSecret } from '../../src/services/credentials.js';
 import { addCustomOAuthProvider } from '../../src/services/providers.js';
+import type { CredentialRow } from '../../src/store/schema.js';
 import type { OAuthTenant } from './oauth-tenant.js';
 
 export interface StoredOAuthCredential {
@@ -15,9 +16,9 @@ export interface StoredOAuthCredential {
   sealed: string;
 }
 
-/** The member's stored credential of `provider` (an OAuth one with a refresh token); throws if there is none. */
-export async function storedCredential(o: OAuthTenant, externalUserId: string, provider = 'acme'): Promise<StoredOAuthCredential> {
-  const row = await o.t.ctx.store.db
+/** The member's credential row of `provider`, as stored; throws if there is none. */
+export async function credentialRow(o: OAuthTenant, externalUserId: string, provider = 'acme'): Promise<CredentialRow> {
+  return o.t.ctx.store.db
     .selectFrom('credentials as c')
     .innerJoin('audience_members as m', 'm.id', 'c.member_id')
     .selectAll('c')
@@ -25,6 +26,11 @@ export async function storedCredential(o: OAuthTenant, externalUserId: string, p
     .where('m.external_user_id', '=', externalUserId)
     .where('c.provider', '=', provider)
     .executeTakeFirstOrThrow();
+}
+
+/** The member's stored credential of `provider` (an OAuth one with a refresh token); throws if there is none. */
+export async function storedCredential(o: OAuthTenant, externalUserId: string, provider = 'acme'): Promise<StoredOAuthCredential> {
+  const row = await credentialRow(o, externalUserId, provider);
   const secret = openCredentialSecret(o.t.ctx, row);
   if (secret.type !== 'oauth2' || !secret.refreshToken) throw new Error(`${externalUserId}'s ${provider} credential has no refresh token`);
   return { id: row.id, accessToken: secret.accessToken, refreshToken: secret.refreshToken, sealed: Buffer.from(row.secret).toString('hex') };

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
+import { credentialRow } from '../helpers/oauth-credentials.js';
 import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
 import { readAtOnce, REFRESH_FAILED, refreshCounts } from '../helpers/refresh-readers.js';
 import { startSecondNode, type TestClock } from '../helpers/test-app.js';
@@ -22,14 +23,7 @@ const WANTED = 3600;
 
 /** When the member's last refresh attempt ended, as stored (null before any). */
 async function attemptedAt(o: OAuthTenant, externalUserId: string): Promise<string | null> {
-  const row = await o.t.ctx.store.db
-    .selectFrom('credentials as c')
-    .innerJoin('audience_members as m', 'm.id', 'c.member_id')
-    .select('c.refresh_attempted_at')
-    .where('m.server_id', '=', o.tenant.serverId)
-    .where('m.external_user_id', '=', externalUserId)
-    .executeTakeFirstOrThrow();
-  return row.refresh_attempted_at;
+  return (await credentialRow(o, externalUserId)).refresh_attempted_at;
 }
 
 /**
