@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 
 /**
  * The digest stored in place of a secret that only has to be recognised again: keys, form tokens,
@@ -6,4 +6,14 @@ import { createHash } from 'node:crypto';
  */
 export function sha256Hex(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
+}
+
+/**
+ * Compares two strings in time that does not depend on where they differ: a `!==` that stops at the
+ * first wrong character would let a caller forge a MAC (a CSRF token, a cursor) one character at a time.
+ */
+export function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
 }

@@ -21,25 +21,17 @@ export class WindowCounter {
 
   /** Counts one hit for `name` and says whether it went over the limit. */
   hit(name: string, nowMs: number): WindowState {
-    const window = this.#current(name, nowMs, true);
+    const window = this.#current(name, nowMs);
     window.count += 1;
     return this.#state(window, nowMs);
   }
 
-  /** Whether `name` has already gone over the limit in its current window, without counting a hit. */
-  peek(name: string, nowMs: number): WindowState {
-    const window = this.#current(name, nowMs, false);
-    return this.#state(window, nowMs);
-  }
-
-  #current(name: string, nowMs: number, create: boolean) {
+  #current(name: string, nowMs: number) {
     let window = this.#windows.get(name);
     if (!window || nowMs - window.start >= WINDOW_MS) {
       window = { start: nowMs, count: 0 };
-      if (create) {
-        if (this.#windows.size >= PRUNE_AT) this.#prune(nowMs);
-        this.#windows.set(name, window);
-      }
+      if (this.#windows.size >= PRUNE_AT) this.#prune(nowMs);
+      this.#windows.set(name, window);
     }
     return window;
   }

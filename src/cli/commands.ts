@@ -32,15 +32,10 @@ const list = (value: string | undefined): string[] | undefined =>
 
 const SHOWN_ONCE = 'shown once: store it now, only its hint is kept';
 
+/** A whole-number option; the service that takes it says what range it accepts. */
 function count(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new ServiceError('invalid', `--${name} must be a whole number`);
-  return Number(value);
-}
-
-function graceSeconds(value: string | undefined): number {
-  if (value === undefined) return 0;
-  if (!/^\d+$/.test(value)) throw new ServiceError('invalid', '--grace-seconds must be a whole number of seconds');
   return Number(value);
 }
 
@@ -72,7 +67,7 @@ export const COMMANDS: Record<string, Command> = {
   'server rotate-key': {
     usage: 'server rotate-key --server S [--grace-seconds N]',
     options: { server: { type: 'string', required: true }, 'grace-seconds': { type: 'string' } },
-    run: (ctx, o) => rotateServerKey(ctx, str(o, 'server'), graceSeconds(optional(o, 'grace-seconds')), CLI_ACTOR),
+    run: (ctx, o) => rotateServerKey(ctx, str(o, 'server'), count(optional(o, 'grace-seconds'), 'grace-seconds') ?? 0, CLI_ACTOR),
     text: (r) => `New server API key for ${r.serverId} (${SHOWN_ONCE}):\n${r.serverKey}`,
   },
   'server allow-redirect': {

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { cookie, readCookie, sameText } from '../http/cookies.js';
+import { sameText } from '../digest.js';
+import { cookie, readCookie } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
 import { redirectToApp } from './app-redirect.js';

@@ -5,7 +5,8 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { readCookie, sameText } from '../http/cookies.js';
+import { sameText } from '../digest.js';
+import { readCookie } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { endSession, openSession } from '../services/sessions.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';

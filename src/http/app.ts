@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type
 import { registerConnectStatic } from '../api/connect-static.js';
 import { registerDeleteEndUser } from '../api/delete-end-user.js';
 import { registerGetEndUser } from '../api/get-end-user.js';
-import { checkQueryEncoding, managementGuard, type GuardHook } from '../api/guard-hook.js';
+import { managementGuard, type GuardHook } from '../api/guard-hook.js';
 import { registerListEndUsers } from '../api/list-end-users.js';
 import { registerOAuthStart } from '../api/oauth-start.js';
 import { errorPage } from '../connect/form-page.js';
@@ -20,7 +20,7 @@ import { registerAssets } from './assets.js';
 import { registerHealth } from './health.js';
 import { areaOf, newRequestId, preRoutingHandlers, type Area } from './pre-routing.js';
 import { registerProblemHandlers, routeNotFound, sendProblem } from './problems.js';
-import { validatorCompiler } from './validation.js';
+import { checkQueryEncoding, validatorCompiler } from './validation.js';
 
 export interface AppOptions {
   ctx: ServiceContext;

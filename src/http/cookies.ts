@@ -1,6 +1,4 @@
-/** The few cookie and comparison helpers the pages share; no cookie library is needed for these. */
-import { timingSafeEqual } from 'node:crypto';
-
+/** The few cookie helpers the pages share; no cookie library is needed for these. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
@@ -8,13 +6,6 @@ export function readCookie(header: string | undefined, name: string): string | u
     if (key === name) return rest.join('=');
   }
   return undefined;
-}
-
-/** Compares two strings in time that does not depend on where they differ. */
-export function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 export function cookie(name: string, value: string, options: { path: string; sameSite: 'Strict' | 'Lax'; secure: boolean; maxAge?: number }): string {

@@ -85,7 +85,10 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
   /** No request object exists here: Node could not parse one. The answer is written on the socket and it is closed. */
   function clientErrorHandler(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket) {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    if (socket.writable) {
+    // On a keep-alive connection a response may already be under way (a timeout mid-answer): a
+    // second status line would corrupt it, so the socket is only closed, as Node's own handler does.
+    const underWay = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    if (socket.writable && !underWay) {
       const requestLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1').split('\r\n', 1)[0]! : '';
       const area = areaOf(requestLine.split(' ')[1] ?? '');
       const problem = unreadable(error.code);

@@ -5,7 +5,7 @@
  */
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { FieldError } from '../errors.js';
+import { Problem, type FieldError } from '../errors.js';
 
 const shared: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
 const bodyAjv = new Ajv({ ...shared, coerceTypes: false });
@@ -47,4 +47,37 @@ export function fieldErrors(errors: ErrorObject[], context: string): FieldError[
     result.push({ path, message });
   }
   return result;
+}
+
+/**
+ * Fastify's query parser keeps an undecodable value as its raw text, so `prefix=alice%ED%A0%80` (a
+ * lone surrogate, percent-encoded) would silently mean the literal characters. The API refuses it,
+ * as it refuses the same thing in a path or a body.
+ */
+export function checkQueryEncoding(url: string): void {
+  const start = url.indexOf('?');
+  if (start < 0) return;
+  for (const pair of url.slice(start + 1).split('#', 1)[0]!.split('&')) {
+    const [name = '', value = ''] = pair.split(/=(.*)/s);
+    const bad = [name, value].some((part) => {
+      try {
+        decodeURIComponent(part.replaceAll('+', ' '));
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    if (!bad) continue;
+    let field = '(name)';
+    try {
+      field = decodeURIComponent(name.replaceAll('+', ' '));
+    } catch {
+      // The name itself is undecodable: the error names no field.
+    }
+    // The name is the client's own text: a key pasted as a parameter name must not come back.
+    field = field.replace(/service_(acct|srv)_\w*/g, '[redacted]').replace(/[^\x20-\x7E]/g, '?').slice(0, 64);
+    throw new Problem('validation_failed', 'A query parameter is not valid percent-encoded UTF-8.', {
+      errors: [{ path: `/query/${field}`, message: 'is not valid percent-encoded UTF-8' }],
+    });
+  }
 }

@@ -1,6 +1,6 @@
 /** The audience of a business-mode server: list (keyset pages), read one member with secrets, revoke. */
-import { timingSafeEqual } from 'node:crypto';
 import { iso } from '../clock.js';
+import { sameText } from '../digest.js';
 import { Problem } from '../errors.js';
 import type { CredentialRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
@@ -48,23 +48,18 @@ function summary(row: SummaryRow): CredentialSummary {
   return { id: row.id, provider: row.provider, type: row.type, status: row.status, connectedAt: row.connected_at, updatedAt: row.updated_at };
 }
 
+const cursorMac = (ctx: ServiceContext, payload: string) => ctx.vault.mac(`cursor|${payload}`).slice(0, 22);
+
 /** A cursor is the last row's (createdAt, externalUserId), signed so a client cannot hand-craft one. */
 function encodeCursor(ctx: ServiceContext, createdAt: string, externalUserId: string): string {
   const payload = Buffer.from(JSON.stringify([createdAt, externalUserId])).toString('base64url');
-  return `${payload}.${ctx.vault.mac(`cursor|${payload}`).slice(0, 22)}`;
-}
-
-/** Compared in constant time: a `!==` that stops at the first wrong character would let a caller forge a MAC byte by byte. */
-function macMatches(ctx: ServiceContext, payload: string, given: string): boolean {
-  const expected = Buffer.from(ctx.vault.mac(`cursor|${payload}`).slice(0, 22));
-  const actual = Buffer.from(given);
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+  return `${payload}.${cursorMac(ctx, payload)}`;
 }
 
 function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
   const invalid = new Problem('invalid_cursor', 'The cursor is not one this API returned. Pass the nextCursor of the previous page, unchanged.');
   const [payload, mac, extra] = cursor.split('.');
-  if (!payload || !mac || extra !== undefined || !macMatches(ctx, payload, mac)) throw invalid;
+  if (!payload || !mac || extra !== undefined || !sameText(cursorMac(ctx, payload), mac)) throw invalid;
   try {
     const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {

@@ -135,7 +135,8 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
     return null;
   } catch (error) {
     if (!(error instanceof ProviderCallError)) {
-      await fenced().set(release).execute();
+      // The provider may have been asked already: the cooldown starts all the same.
+      await fenced().set({ ...release, refresh_attempted_at: iso(ctx.clock.now()) }).execute();
       throw error;
     }
     const ended = iso(ctx.clock.now());

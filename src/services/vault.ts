@@ -11,7 +11,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 
 const VERSION_1 = 1;
 const VERSION = 2;
-export const KEY_ID_BYTES = 8;
+const KEY_ID_BYTES = 8;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -21,12 +21,6 @@ const TAG_BYTES = 16;
  */
 export function masterKeyId(masterKey: Buffer): Buffer {
   return createHmac('sha256', masterKey).update('keyward/master-key-id').digest().subarray(0, KEY_ID_BYTES);
-}
-
-/** The key id recorded in a sealed value (hex), or null for the version-1 layout that records none. */
-export function sealedKeyId(sealed: Uint8Array): string | null {
-  const value = Buffer.from(sealed);
-  return value[0] === VERSION ? value.subarray(1, 1 + KEY_ID_BYTES).toString('hex') : null;
 }
 
 interface SealingKey {
@@ -66,11 +60,6 @@ export class Vault {
   /** The current key's id (hex): what every value sealed from now on records. */
   get keyId(): string {
     return this.#current.id.toString('hex');
-  }
-
-  /** Every key id this vault can open, the current one first. */
-  get keyIds(): string[] {
-    return [...this.#readable.keys()];
   }
 
   /** The first bytes of every value sealed under the current key (version and key id). */
