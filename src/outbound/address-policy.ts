@@ -4,6 +4,7 @@
  * URL that an account member types must not be able to aim those requests at the network Keyward runs
  * in (a cloud metadata service, a database's admin port, another internal service).
  */
+import { BlockList } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /** Why a URL is refused; `private` refusals are lifted by KEYWARD_ALLOW_PRIVATE_URLS=true, the others never. */
@@ -27,6 +28,15 @@ const RANGE_WORDS: Record<string, string> = {
 };
 
 /**
+ * ::/96, the IPv4-compatible IPv6 addresses (`::10.0.0.5`, `::a00:5`), deprecated by RFC 4291 §2.5.5.1:
+ * ipaddr.js calls them unicast, yet a host with a tunnel (sit) may carry them to the IPv4 address they
+ * hold, and no provider lives on one. node's BlockList reads the address itself, so both spellings match
+ * (ipaddr.js mistakes the dotted one for an IPv4-mapped address).
+ */
+const IPV4_COMPATIBLE = new BlockList();
+IPV4_COMPATIBLE.addSubnet('::', 96, 'ipv6');
+
+/**
  * What kind of non-public address this is ("a private address"), or null for a public unicast one.
  * Only plain unicast passes: ranges that tunnel or translate to IPv4 (6to4, Teredo, NAT64) could
  * reach a private IPv4 address through a gateway, and no real provider lives on them. An IPv4-mapped
@@ -36,8 +46,10 @@ export function nonPublicAddress(address: string): string | null {
   if (!ipaddr.isValid(address)) return 'an address that is not an IP address';
   // process() turns an IPv4-mapped IPv6 address into the IPv4 address it carries.
   const range = ipaddr.process(address).range();
-  if (range === 'unicast') return null;
-  return RANGE_WORDS[range] ?? 'a non-public address';
+  if (range !== 'unicast') return RANGE_WORDS[range] ?? 'a non-public address';
+  // After the ranges, so `::` and `::1` keep their own words.
+  if (address.includes(':') && IPV4_COMPATIBLE.check(address, 'ipv6')) return 'an IPv4-compatible IPv6 address';
+  return null;
 }
 
 /** The host as the WHATWG URL parser wrote it: `[::1]` unbracketed, one trailing dot of a name dropped. */

@@ -21,6 +21,13 @@ export interface OAuthClientSettings {
 /** Tokens are stored and served on every read: a provider cannot make Keyward keep more (CONTRACT 3). */
 export const MAX_TOKEN_BYTES = 16 * 1024;
 
+/**
+ * The granted `scope` is stored (credentials.scopes) and served on every read too, so it has the
+ * tokens' cap. `token_type` is sealed into the secret; real ones are a word ("Bearer", "DPoP", Slack's
+ * "user", RFC 6750 / 9449 names), so 64 characters is generous, and a longer one is no token type.
+ */
+export const MAX_TOKEN_TYPE_LENGTH = 64;
+
 export interface TokenSet {
   accessToken: string;
   refreshToken: string | null;
@@ -120,6 +127,12 @@ function tokenSet(response: oauth.TokenEndpointResponse, now: Date): TokenSet {
     if (typeof token === 'string' && Buffer.byteLength(token, 'utf8') > MAX_TOKEN_BYTES) {
       throw new ProviderCallError('unavailable', null, `the provider answered a token over ${MAX_TOKEN_BYTES} bytes`);
     }
+  }
+  if (typeof response.scope === 'string' && Buffer.byteLength(response.scope, 'utf8') > MAX_TOKEN_BYTES) {
+    throw new ProviderCallError('unavailable', null, `the provider answered a scope over ${MAX_TOKEN_BYTES} bytes`);
+  }
+  if (response.token_type.length > MAX_TOKEN_TYPE_LENGTH) {
+    throw new ProviderCallError('unavailable', null, `the provider answered a token_type over ${MAX_TOKEN_TYPE_LENGTH} characters`);
   }
   const scope = typeof response.scope === 'string' ? response.scope.split(/[ ,]+/).filter(Boolean) : null;
   return {

@@ -1,7 +1,8 @@
 /**
  * A provider's token and revocation endpoints on 127.0.0.1 that answer as the test scripts them: good
- * tokens, or the hostile answers CONTRACT 3 guards against (a redirect, a body past 1 MiB, a token past
- * 16 KiB). Every request is recorded, so a test can see that a refused call never arrived.
+ * tokens, or the hostile answers CONTRACT 3 guards against (a redirect, a body past 1 MiB, a token or
+ * scope past 16 KiB, an overlong token_type). Every request and connection is counted, so a test can see
+ * that a refused call never arrived.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
@@ -18,7 +19,11 @@ export type TokenEndpointMode =
    * the client hung up first (recorded in `streamEnds`). */
   | 'stream-past-cap'
   /** A small body whose access_token is 17 KiB. */
-  | 'big-token';
+  | 'big-token'
+  /** Good tokens with a granted `scope` of 17 KiB (stored and served on every read). */
+  | 'big-scope'
+  /** Good tokens with a `token_type` of 65 characters (sealed into the secret). */
+  | 'long-token-type';
 
 export interface RecordedCall {
   method: string;
@@ -36,6 +41,8 @@ export interface ScriptedTokenEndpoint {
   redirectTo: string;
   /** Every request received, in order. */
   requests: RecordedCall[];
+  /** TCP connections accepted: a connection whose TLS handshake then failed sends no request, but counts here. */
+  connections: number;
   /** How each 'stream-past-cap' answer ended: the client closed the connection early, or read it all. */
   streamEnds: ('closed-early' | 'finished')[];
   close(): Promise<void>;
@@ -71,6 +78,10 @@ export async function startScriptedTokenEndpoint(): Promise<ScriptedTokenEndpoin
           return tokens(res, { padding: 'a'.repeat(2048 * KIB) });
         case 'big-token':
           return tokens(res, { access_token: 'a'.repeat(17 * KIB) });
+        case 'big-scope':
+          return tokens(res, { scope: 'api:read '.repeat(2 * KIB) });
+        case 'long-token-type':
+          return tokens(res, { token_type: 'b'.repeat(65) });
         case 'stream-past-cap': {
           res.writeHead(200, { 'content-type': 'application/json' }); // chunked: no length to refuse it by
           res.write(`{"access_token":"at_streamed","token_type":"bearer","padding":"${'a'.repeat(1088 * KIB)}`);
@@ -88,6 +99,9 @@ export async function startScriptedTokenEndpoint(): Promise<ScriptedTokenEndpoin
       }
     });
   });
+  server.on('connection', () => {
+    endpoint.connections += 1;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
@@ -99,6 +113,7 @@ export async function startScriptedTokenEndpoint(): Promise<ScriptedTokenEndpoin
     mode: 'tokens',
     redirectTo: '',
     requests: [],
+    connections: 0,
     streamEnds: [],
     async close() {
       const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));

@@ -2,6 +2,7 @@
  * The outbound module's own guarantees, for every caller (provider calls go through oauth4webapi, which
  * asks for `redirect: 'manual'` itself; webhook deliveries will not): real sockets to local servers.
  */
+import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOutbound, OutboundError, type OutboundHttp } from '../../src/outbound/outbound-http.js';
 import { startScriptedTokenEndpoint, type ScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';
@@ -24,7 +25,9 @@ describe('outbound HTTP', () => {
   beforeAll(async () => {
     [endpoint, elsewhere] = await Promise.all([startScriptedTokenEndpoint(), startScriptedTokenEndpoint()]);
     lenient = createOutbound({ allowPrivateUrls: true, timeoutMs: 5000 });
-    strict = createOutbound({ allowPrivateUrls: false, timeoutMs: 5000, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    // Every name resolves to 127.0.0.1, but for the IPv4-compatible IPv6 ones (::/96, RFC 4291).
+    const table: Record<string, LookupAddress[]> = { 'compat.example.test': [{ address: '::7f00:1', family: 6 }], 'compat-private.example.test': [{ address: '::a00:5', family: 6 }] };
+    strict = createOutbound({ allowPrivateUrls: false, timeoutMs: 5000, resolve: async (name) => table[name] ?? [{ address: '127.0.0.1', family: 4 }] });
   });
   afterAll(async () => {
     await Promise.all([lenient.close(), strict.close(), endpoint.close(), elsewhere.close()]);
@@ -48,10 +51,21 @@ describe('outbound HTTP', () => {
   it('refuses private literals and names that resolve to private addresses before any connection', async () => {
     const arrived = endpoint.requests.length;
     const literal = new URL(endpoint.tokenUrl);
-    for (const url of [`https://127.0.0.1:${literal.port}/token`, `https://[::ffff:127.0.0.1]:${literal.port}/token`, endpoint.tokenUrl, `https://idp.example.test:${literal.port}/token`]) {
+    const connected = endpoint.connections;
+    for (const url of [
+      `https://127.0.0.1:${literal.port}/token`,
+      `https://[::ffff:127.0.0.1]:${literal.port}/token`,
+      `https://[::7f00:1]:${literal.port}/token`,
+      endpoint.tokenUrl,
+      `https://idp.example.test:${literal.port}/token`,
+      // Not merely unreachable ('network'): refused before the socket is opened.
+      `https://compat.example.test:${literal.port}/token`,
+      `https://compat-private.example.test:${literal.port}/token`,
+    ]) {
       expect(await failure(strict.fetch(url, { method: 'POST' })), url).toBe('refused');
     }
     expect(endpoint.requests.length).toBe(arrived);
+    expect(endpoint.connections).toBe(connected);
   });
 
   it('stops reading past the cap it was given', async () => {

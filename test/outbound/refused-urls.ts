@@ -11,6 +11,10 @@ export const REFUSED_TOKEN_URLS: { url: string; because: string }[] = [
   { url: 'https://[::1]/token', because: 'points at a loopback address (::1)' },
   { url: 'https://[::ffff:127.0.0.1]/token', because: 'points at a loopback address (::ffff:7f00:1)' },
   { url: 'https://[::ffff:10.0.0.5]/token', because: 'points at a private address (::ffff:a00:5)' },
+  // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291): refused whatever IPv4 address they carry.
+  { url: 'https://[::7f00:1]/t', because: 'points at an IPv4-compatible IPv6 address (::7f00:1)' },
+  { url: 'https://[::a00:5]/t', because: 'points at an IPv4-compatible IPv6 address (::a00:5)' },
+  { url: 'https://[::8.8.8.8]/token', because: 'points at an IPv4-compatible IPv6 address (::808:808)' },
   { url: 'https://[fd00::1]/token', because: 'points at a unique-local address (fd00::1)' },
   { url: 'https://[fe80::1]/token', because: 'points at a link-local address (fe80::1)' },
   { url: 'https://[ff02::1]/token', because: 'points at a multicast address (ff02::1)' },
