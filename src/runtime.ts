@@ -24,7 +24,6 @@ export async function openContext(config: Config, clock: Clock = systemClock): P
       publicUrl: config.publicUrl,
       catalog: catalogProvider,
       providerTimeoutMs: config.providerTimeoutSeconds * 1000,
-      allowPrivateUrls: config.allowPrivateUrls,
       outbound: createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.providerTimeoutSeconds * 1000 }),
       refreshCooldownSeconds: config.refreshCooldownSeconds,
       signup: config.signup,

@@ -17,9 +17,11 @@ export interface ServiceContext {
   catalog: (slug: string) => Provider | undefined;
   /** How long a call to a provider's token or revocation endpoint may take before it counts as an outage. */
   providerTimeoutMs: number;
-  /** KEYWARD_ALLOW_PRIVATE_URLS: outbound calls may reach loopback/private addresses over http (CONTRACT 3). */
-  allowPrivateUrls: boolean;
-  /** Every HTTP request Keyward makes (provider endpoints, webhooks) goes through this: the policy of CONTRACT 3. */
+  /**
+   * Every HTTP request Keyward makes (provider endpoints, webhooks) goes through this: the policy of CONTRACT 3.
+   * Its `allowPrivateUrls` (KEYWARD_ALLOW_PRIVATE_URLS) is the one copy of that setting, read by the
+   * configuration-time checks too, so they and the call-time checks cannot disagree.
+   */
   outbound: OutboundHttp;
   /** KEYWARD_REFRESH_COOLDOWN_SECONDS: at most one refresh per credential in this time (CONTRACT 2.6). */
   refreshCooldownSeconds: number;

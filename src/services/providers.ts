@@ -132,14 +132,14 @@ export async function enableProvider(
 
 /** A URL Keyward will call with the client secret, codes and tokens: the outbound policy (CONTRACT 3). */
 function checkUrl(ctx: ServiceContext, url: string, what: string): string {
-  const refusal = outboundUrlRefusal(url, ctx.allowPrivateUrls);
+  const refusal = outboundUrlRefusal(url, ctx.outbound.allowPrivateUrls);
   if (refusal) throw new ServiceError('invalid', describeRefusal(what, refusal));
   return url;
 }
 
 /** The authorization URL is opened by the end user's browser, never by Keyward: https is all it needs. */
 function checkAuthorizationUrl(ctx: ServiceContext, url: string): string {
-  const refusal = browserUrlRefusal(url, ctx.allowPrivateUrls);
+  const refusal = browserUrlRefusal(url, ctx.outbound.allowPrivateUrls);
   if (refusal) throw new ServiceError('invalid', describeRefusal('authorization URL', refusal));
   return url;
 }

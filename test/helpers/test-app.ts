@@ -98,7 +98,6 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     publicUrl: options.publicUrl ?? 'http://keyward.test',
     catalog: options.catalog ?? catalogProvider,
     providerTimeoutMs: options.providerTimeoutMs ?? 5000,
-    allowPrivateUrls: options.allowPrivateUrls ?? true,
     outbound: createOutbound({
       allowPrivateUrls: options.allowPrivateUrls ?? true,
       timeoutMs: options.providerTimeoutMs ?? 5000,
@@ -155,7 +154,7 @@ export async function startSecondNode(t: TestApp, options: TestAppOptions = {}):
   const node = await openNode(t.database.url, t.masterKey, clock, {
     publicUrl: t.ctx.publicUrl,
     providerTimeoutMs: t.ctx.providerTimeoutMs,
-    allowPrivateUrls: t.ctx.allowPrivateUrls,
+    allowPrivateUrls: t.ctx.outbound.allowPrivateUrls,
     refreshCooldownSeconds: t.ctx.refreshCooldownSeconds,
     signup: t.ctx.signup,
     ...options,
