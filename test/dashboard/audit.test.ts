@@ -73,6 +73,8 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     await rotateServerKey(t.ctx, serverId, 3600, CLI_ACTOR);
     t.clock.advance(1);
     await enableProvider(t.ctx, { serverId, slug: 'openai', actor: CLI_ACTOR });
+    // Events of the same instant are ordered by id, whose random tail decides within one millisecond.
+    t.clock.advance(1);
     const { keyId } = await createAccountKey(t.ctx, { accountId, label: 'Ops backend', actor: CLI_ACTOR });
     const hint = (await listAccountKeys(t.ctx, accountId))[0]!.hint;
     // The API and the hosted pages write these actors; recorded here directly to check how they are named.
