@@ -1,11 +1,7 @@
 /** The hosted static-credential form and its outcome pages. */
 import type { StaticProvider } from '../providers/types.js';
+import { own } from '../web/form-fields.js';
 import { html, page } from './html.js';
-
-/** A field's own entry: a field named `constructor` or `__proto__` must not find Object.prototype's. */
-export function own<T>(record: Record<string, T>, name: string): T | undefined {
-  return Object.hasOwn(record, name) ? record[name] : undefined;
-}
 
 export interface FormState {
   provider: StaticProvider;

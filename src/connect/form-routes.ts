@@ -7,11 +7,12 @@ import { randomBytes } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { sameText } from '../digest.js';
-import { cookie, readCookie } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
+import { cookie, readCookie } from '../web/cookies.js';
+import { formText } from '../web/form-fields.js';
 import { redirectToApp } from './app-redirect.js';
-import { formPage, messagePage, own, successPage } from './form-page.js';
+import { formPage, messagePage, successPage } from './form-page.js';
 
 const CSRF_COOKIE = 'keyward_form_csrf';
 
@@ -64,11 +65,7 @@ export function registerFormRoutes(app: FastifyInstance, ctx: ServiceContext) {
       if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
       if (form.state === 'gone') return reply.code(410).send(messagePage(410));
 
-      const body = request.body && typeof request.body === 'object' ? request.body : {};
-      const text = (name: string) => {
-        const value = own(body, name);
-        return typeof value === 'string' ? value : '';
-      };
+      const text = (name: string) => formText(request.body, name);
       const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
       if (!nonce || !sameText(text('csrf'), csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
 

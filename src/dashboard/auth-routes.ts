@@ -13,11 +13,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WindowCounter } from '../auth/rate-limit.js';
 import { html } from '../connect/html.js';
 import { sameText } from '../digest.js';
-import { cookie, readCookie } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { ServiceError } from '../services/service-error.js';
 import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/sessions.js';
-import { formError, formText, sentence, textField, type FieldErrors } from './forms.js';
+import { cookie, readCookie } from '../web/cookies.js';
+import { formText } from '../web/form-fields.js';
+import { formError, sentence, textField, type FieldErrors } from './forms.js';
 import { fixedText, publicPage, sendPage } from './layout.js';
 
 export const SESSION_COOKIE = 'keyward_session';

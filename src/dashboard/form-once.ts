@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { html, type SafeHtml } from '../connect/html.js';
 import type { ServiceContext } from '../services/context.js';
 import { claimFormNonce, FORM_NONCE, newFormNonce, releaseFormNonce } from '../services/dashboard-forms.js';
-import { formText } from './forms.js';
+import { formText } from '../web/form-fields.js';
 import { dashboardPage, formExpiredPage, sendPage, type PageContext, type Section } from './layout.js';
 
 /** The hidden field of a form that creates something: a fresh nonce at every render. */

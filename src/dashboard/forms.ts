@@ -92,8 +92,3 @@ export function sentence(message: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
-/** Text of a form body field, or '' when missing or not a string. */
-export function formText(body: unknown, name: string): string {
-  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return typeof value === 'string' ? value : '';
-}

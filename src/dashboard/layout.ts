@@ -6,6 +6,7 @@
 import type { FastifyReply } from 'fastify';
 import { html, htmlDocument, type SafeHtml } from '../connect/html.js';
 import type { MemberSession } from '../services/sessions.js';
+import { own } from '../web/form-fields.js';
 
 export type Section = 'servers' | 'developer' | 'audit';
 
@@ -74,7 +75,7 @@ ${page.body}
  * a plain lookup would find `constructor` or `toString` on every object and print a function.
  */
 export function fixedText(table: Record<string, string>, code: unknown): string | null {
-  return typeof code === 'string' && Object.hasOwn(table, code) ? table[code]! : null;
+  return typeof code === 'string' ? (own(table, code) ?? null) : null;
 }
 
 /** A signed-in form posted without its session's token (another site's, or a page kept too long). */

@@ -6,11 +6,11 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sameText } from '../digest.js';
-import { readCookie } from '../http/cookies.js';
 import type { ServiceContext } from '../services/context.js';
 import { endSession, openSession } from '../services/sessions.js';
+import { readCookie } from '../web/cookies.js';
+import { formText } from '../web/form-fields.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
-import { formText } from './forms.js';
 import { formExpiredPage, sendPage, type PageContext } from './layout.js';
 
 declare module 'fastify' {

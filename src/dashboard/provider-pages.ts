@@ -17,7 +17,8 @@ import {
 } from '../services/providers.js';
 import { ServiceError } from '../services/service-error.js';
 import type { StaticField } from '../providers/types.js';
-import { formText, type FieldErrors } from './forms.js';
+import { formText } from '../web/form-fields.js';
+import { type FieldErrors } from './forms.js';
 import { dashboardPage, fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
 import { providersBody, type ProviderForm, type RefusedForm } from './provider-forms.js';

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { html, type SafeHtml } from '../connect/html.js';
 import type { ServiceContext } from '../services/context.js';
 import { ServiceError } from '../services/service-error.js';
+import { formText } from '../web/form-fields.js';
 import {
   allowRedirectUri,
   createServer,
@@ -21,7 +22,7 @@ import {
   setServerMode,
   type ServerMode,
 } from '../services/servers.js';
-import { formError, formText, selectField, sentence, shownOnce, textField, type FieldErrors } from './forms.js';
+import { formError, selectField, sentence, shownOnce, textField, type FieldErrors } from './forms.js';
 import { createOnce, onceField } from './form-once.js';
 import { csrfField, dashboardPage, fixedText, sendPage, type PageContext } from './layout.js';
 import { pageContext } from './plugin.js';

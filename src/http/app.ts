@@ -15,6 +15,7 @@ import { errorPage as dashboardErrorPage, sendPage } from '../dashboard/layout.j
 import { DASHBOARD_PAGES } from '../dashboard/pages.js';
 import { registerDashboard } from '../dashboard/plugin.js';
 import { Problem } from '../errors.js';
+import { mentionsKey } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAssets } from './assets.js';
 import { registerHealth } from './health.js';
@@ -71,7 +72,7 @@ export async function buildApp(options: AppOptions) {
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       // A key pasted into the wrong header would otherwise be echoed back and logged.
-      const usable = typeof given === 'string' && REQUEST_ID.test(given) && !/service_(acct|srv)_/.test(given);
+      const usable = typeof given === 'string' && REQUEST_ID.test(given) && !mentionsKey(given);
       return usable ? given : newRequestId();
     },
     frameworkErrors: preRouting.frameworkErrors,

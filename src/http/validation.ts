@@ -6,6 +6,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { Problem, type FieldError } from '../errors.js';
+import { redactKeys } from '../keys/format.js';
 
 const shared: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
 const bodyAjv = new Ajv({ ...shared, coerceTypes: false });
@@ -22,7 +23,7 @@ function describe(error: ErrorObject): { suffix: string; message: string } {
   switch (error.keyword) {
     case 'additionalProperties':
       // The name is the client's own text: a key pasted as a field name must not come back.
-      return { suffix: `/${String(params.additionalProperty).replace(/service_(acct|srv)_\w*/g, '[redacted]')}`, message: 'is not a known field' };
+      return { suffix: `/${redactKeys(String(params.additionalProperty))}`, message: 'is not a known field' };
     case 'required':
       return { suffix: `/${String(params.missingProperty)}`, message: 'is required' };
     case 'pattern':
@@ -75,7 +76,7 @@ export function checkQueryEncoding(url: string): void {
       // The name itself is undecodable: the error names no field.
     }
     // The name is the client's own text: a key pasted as a parameter name must not come back.
-    field = field.replace(/service_(acct|srv)_\w*/g, '[redacted]').replace(/[^\x20-\x7E]/g, '?').slice(0, 64);
+    field = redactKeys(field).replace(/[^\x20-\x7E]/g, '?').slice(0, 64);
     throw new Problem('validation_failed', 'A query parameter is not valid percent-encoded UTF-8.', {
       errors: [{ path: `/query/${field}`, message: 'is not valid percent-encoded UTF-8' }],
     });

@@ -44,6 +44,18 @@ export function keyDigest(key: string): string {
   return sha256Hex(key);
 }
 
+const KEY_MENTION = /service_(acct|srv)_\w*/g;
+
+/** Whether client text holds something that starts like a key (a key pasted where it does not belong). */
+export function mentionsKey(text: string): boolean {
+  return text.includes(KEY_PREFIX.account) || text.includes(KEY_PREFIX.server);
+}
+
+/** Client text safe to echo: anything that starts like a key is replaced, so a pasted key never comes back. */
+export function redactKeys(text: string): string {
+  return text.replace(KEY_MENTION, '[redacted]');
+}
+
 /** What may be shown after creation: the prefix, an ellipsis and the last four characters. */
 export function keyHint(key: string): string {
   const kind: KeyKind = key.startsWith(KEY_PREFIX.account) ? 'account' : 'server';

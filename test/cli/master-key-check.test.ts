@@ -12,7 +12,8 @@ import { masterKeyId } from '../../src/services/vault.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/database.js';
 import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
-import { expectOneLineRefusal, keyIdOf, snapshotDatabase } from '../helpers/master-key.js';
+import { snapshotTables } from '../helpers/hosted-form.js';
+import { expectOneLineRefusal, keyIdOf } from '../helpers/master-key.js';
 
 const SLOW = 180_000;
 
@@ -39,7 +40,7 @@ describe.each(ENGINES)('the master key checked at start-up on %s', (engine) => {
     const recorded = await store.db.selectFrom('master_keys').select(['key_id', 'retired_at']).execute();
     expect(recorded).toEqual([{ key_id: keyIdOf(keyA), retired_at: null }]);
 
-    const before = await snapshotDatabase(store);
+    const before = await snapshotTables({ store });
     const runs = await Promise.all([
       runCli(envOf(keyB), ['serve']),
       runCli(envOf(keyB), ['migrate', '--json']),
@@ -53,7 +54,7 @@ describe.each(ENGINES)('the master key checked at start-up on %s', (engine) => {
       expectOneLineRefusal(run, 'KEYWARD_MASTER_KEY', [keyA, keyB]);
       expect(run.stderr).toContain('is not the master key this database was sealed with');
     }
-    expect(await snapshotDatabase(store)).toEqual(before);
+    expect(await snapshotTables({ store })).toEqual(before);
   });
 
   it('a database from before check values: refuses a key that opens nothing in it, adopts the one that does', { timeout: SLOW }, async () => {
@@ -66,11 +67,11 @@ describe.each(ENGINES)('the master key checked at start-up on %s', (engine) => {
     await store.db.updateTable('server_providers').set({ client_secret: firstLayout }).where('server_id', '=', serverId).execute();
     await store.db.deleteFrom('master_keys').execute();
 
-    const before = await snapshotDatabase(store);
+    const before = await snapshotTables({ store });
     const refused = await runCli(envOf(keyB), ['account', 'create', '--name', 'Intruder', '--email', 'x@acme.test', '--json']);
     expectOneLineRefusal(refused, 'KEYWARD_MASTER_KEY', [keyA, keyB]);
     expect(refused.stderr).toContain('does not open the values already sealed in this database');
-    expect(await snapshotDatabase(store)).toEqual(before);
+    expect(await snapshotTables({ store })).toEqual(before);
 
     expect(await cliJson(envOf(keyA), ['migrate'])).toEqual({ applied: [] });
     expect(await store.db.selectFrom('master_keys').select(['key_id', 'retired_at']).execute()).toEqual([{ key_id: keyIdOf(keyA), retired_at: null }]);

@@ -1,5 +1,6 @@
 /** Drives the hosted static form over HTTP the way a browser would: GET, keep the cookie, POST. */
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import type { ServiceContext } from '../../src/services/context.js';
 
 export interface FormVisit {
@@ -53,18 +54,16 @@ export async function connectStatic(
   return { sessionId: id };
 }
 
-/** Every row of every Keyward table, for "nothing stored changed" checks. */
-export async function snapshotTables(ctx: ServiceContext): Promise<Record<string, unknown[]>> {
-  const tables = [
-    'accounts', 'members', 'dashboard_sessions', 'servers', 'server_redirect_uris', 'server_keys', 'account_keys', 'audience_members', 'credentials',
-    'server_providers', 'custom_providers', 'static_form_sessions', 'oauth_flows', 'idempotency_records', 'audit_events',
-  ] as const;
-  const snapshot: Record<string, unknown[]> = {};
+/**
+ * Every row of every table, found by introspection so that a table added later counts too, sealed
+ * bytes as hex: for "nothing stored changed" checks and secret scans.
+ */
+export async function snapshotTables(ctx: Pick<ServiceContext, 'store'>): Promise<Record<string, string[]>> {
+  const tables = (await ctx.store.db.introspection.getTables()).map((t) => t.name).sort();
+  const snapshot: Record<string, string[]> = {};
   for (const table of tables) {
-    const rows = await ctx.store.db.selectFrom(table).selectAll().execute();
-    snapshot[table] = rows
-      .map((row) => JSON.stringify(row, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v)))
-      .sort();
+    const rows = await ctx.store.db.selectFrom(sql.table(table).as('t')).selectAll().execute();
+    snapshot[table] = rows.map((row) => JSON.stringify(row, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v))).sort();
   }
   return snapshot;
 }
