@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { parseDatabaseUrl, type DatabaseLocation } from './store/database.js';
+import { parseDatabaseUrl, type DatabaseLocation } from './store/store.js';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:.keyward/keyward.db';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -9,7 +9,7 @@ import { catalogProvider } from './providers/catalog.js';
 import type { ServiceContext } from './services/context.js';
 import { verifyMasterKeys } from './services/master-key.js';
 import { Vault } from './services/vault.js';
-import { openStore } from './store/database.js';
+import { openStore } from './store/store.js';
 import { migrateToLatest } from './store/migrate.js';
 
 export async function openContext(config: Config, clock: Clock = systemClock): Promise<{ ctx: ServiceContext; migrations: string[] }> {

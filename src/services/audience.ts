@@ -181,9 +181,9 @@ export async function getMember(
   minValiditySeconds: number,
 ): Promise<MemberView<CredentialWithSecrets>> {
   const since = iso(ctx.clock.now());
-  const [member] = await ctx.store.queries.memberByExternalId(serverId, externalUserId);
+  const member = await ctx.store.audience.memberByExternalId(serverId, externalUserId);
   if (!member) throw notFound();
-  const rows = await ctx.store.queries.credentialsOfMember(member.id);
+  const rows = await ctx.store.audience.credentialsOfMember(member.id);
   const read = await Promise.all(rows.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {
     externalUserId,

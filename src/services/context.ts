@@ -1,9 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { SignupPolicy } from '../config.js';
 import type { Provider } from '../providers/types.js';
-import type { Store } from '../store/database.js';
-import type { Database } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+import type { Db } from '../store/connections.js';
 import type { OutboundHttp } from '../outbound/outbound-http.js';
 import type { Vault } from './vault.js';
 
@@ -30,7 +29,7 @@ export interface ServiceContext {
 }
 
 /** A query runner: the database itself, or a transaction already open. */
-export type Db = Kysely<Database> | Transaction<Database>;
+export type { Db };
 
 /** Who did something, as written in the audit trail and in `createdBy` / `revokedBy`. */
 export type Actor = string;

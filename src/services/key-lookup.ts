@@ -10,13 +10,11 @@ import type { ServiceContext } from './context.js';
 const TOUCH_INTERVAL_MS = 60_000;
 
 export async function findAccountKeyByDigest(ctx: ServiceContext, digest: string) {
-  const [row] = await ctx.store.queries.accountKeyByDigest(digest);
-  return row;
+  return ctx.store.keys.accountKeyByDigest(digest);
 }
 
 export async function findServerKeyByDigest(ctx: ServiceContext, digest: string) {
-  const [row] = await ctx.store.queries.serverKeyByDigest(digest);
-  return row;
+  return ctx.store.keys.serverKeyByDigest(digest);
 }
 
 export async function touchAccountKey(ctx: ServiceContext, keyId: string, lastUsedAt: string | null, now: Date): Promise<void> {

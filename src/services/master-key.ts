@@ -6,7 +6,7 @@
  */
 import { sql, type Transaction } from 'kysely';
 import { ConfigError } from '../config.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import type { Database } from '../store/schema.js';
 import { SEALED_COLUMNS } from './sealed-columns.js';
 import { Vault } from './vault.js';

@@ -1,7 +1,5 @@
 import type { Compilable } from 'kysely';
-
-/** Runs one compiled SQL text with its parameters and gives back the rows. */
-export type QueryRunner = (sqlText: string, parameters: readonly unknown[]) => Promise<unknown[]>;
+import type { QueryRunner } from './connections.js';
 
 /**
  * A query built and compiled once, then run with new parameters. Kysely builds and compiles a query

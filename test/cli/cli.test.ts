@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyDigest } from '../../src/keys/format.js';
 import { Vault } from '../../src/services/vault.js';
-import { openStore, parseDatabaseUrl, type Store } from '../../src/store/database.js';
+import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
 import { cliEnv, cliJson, newMasterKey, runCli, startServe, type ServeProcess } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { Engine } from '../../src/store/database.js';
+import type { Engine } from '../../src/store/store.js';
 
 export const ENGINES: Engine[] = ['sqlite', 'postgres'];
 

@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomOAuthProvider } from '../../src/services/providers.js';
 import { allowRedirectUri } from '../../src/services/servers.js';
-import type { Engine } from '../../src/store/database.js';
+import type { Engine } from '../../src/store/store.js';
 import { startAuthorizationServer, type AuthorizationServer } from './authorization-server.js';
 import { startWithTenant, type Tenant, type TestApp, type TestAppOptions } from './test-app.js';
 

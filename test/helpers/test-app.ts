@@ -19,7 +19,7 @@ import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
 import { verifyMasterKeys } from '../../src/services/master-key.js';
 import { Vault } from '../../src/services/vault.js';
-import { openStore, parseDatabaseUrl, type Engine } from '../../src/store/database.js';
+import { openStore, parseDatabaseUrl, type Engine } from '../../src/store/store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 

@@ -5,7 +5,7 @@
  * with KEYWARD_ALLOW_PRIVATE_URLS=true accepts them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, parseDatabaseUrl, type Store } from '../../src/store/database.js';
+import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
 import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 import { ALLOW_HINT, REFUSED_TOKEN_URLS } from './refused-urls.js';

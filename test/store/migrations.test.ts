@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, parseDatabaseUrl } from '../../src/store/database.js';
+import { openStore, parseDatabaseUrl } from '../../src/store/store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 

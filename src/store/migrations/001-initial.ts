@@ -1,5 +1,5 @@
 import { sql, type Kysely, type ColumnDataType } from 'kysely';
-import type { Engine } from '../database.js';
+import type { Engine } from '../connections.js';
 
 /** The first schema: every table of the data model, with the indexes the hot paths use. */
 export function initialMigration(engine: Engine) {

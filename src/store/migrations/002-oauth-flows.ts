@@ -1,5 +1,5 @@
 import { sql, type ColumnDataType, type Kysely } from 'kysely';
-import type { Engine } from '../database.js';
+import type { Engine } from '../connections.js';
 
 /**
  * The OAuth flows as they run: a flow is claimed (`exchanging`) before its code is swapped, so two

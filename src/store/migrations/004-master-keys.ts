@@ -1,5 +1,5 @@
 import type { ColumnDataType, Kysely } from 'kysely';
-import type { Engine } from '../database.js';
+import type { Engine } from '../connections.js';
 
 /**
  * One row per master key the data has been sealed under: its id and a check value sealed with it, so

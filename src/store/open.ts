@@ -1,6 +1,6 @@
 /**
  * Opens the database named by KEYWARD_DATABASE_URL: an embedded SQLite file (the default) or a
- * PostgreSQL server. Both are driven through the same typed Kysely instance.
+ * PostgreSQL server. Both are driven through the same typed Kysely instance (see connections.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -16,24 +16,13 @@ import {
   type SqliteDialectConfig,
 } from 'kysely';
 import pg from 'pg';
-import { hotQueries, type HotQueries } from './hot-queries.js';
-import type { QueryRunner } from './prepared.js';
+import { Connections, type Engine, type QueryRunner } from './connections.js';
 import type { Database } from './schema.js';
-
-export type Engine = 'sqlite' | 'postgres';
 
 export interface DatabaseLocation {
   engine: Engine;
   /** The SQLite file path, or the PostgreSQL connection string. */
   target: string;
-}
-
-export interface Store {
-  engine: Engine;
-  db: Kysely<Database>;
-  /** The per-request reads, compiled once. */
-  queries: HotQueries;
-  close(): Promise<void>;
 }
 
 export function parseDatabaseUrl(url: string): DatabaseLocation | null {
@@ -133,7 +122,8 @@ function openPostgres(connectionString: string): Opened {
   return { db, readRunner, close: () => db.destroy() };
 }
 
-export function openStore(location: DatabaseLocation): Store {
+/** Opens the database; `close` ends every connection. */
+export function openConnections(location: DatabaseLocation): { connections: Connections; close(): Promise<void> } {
   const { db, readRunner, close } = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
-  return { engine: location.engine, db, queries: hotQueries(db, readRunner), close };
+  return { connections: new Connections(location.engine, db, readRunner), close };
 }

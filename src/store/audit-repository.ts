@@ -1,0 +1,4 @@
+/** The audit trail (audit_events). */
+import { Repository } from './repository.js';
+
+export class AuditRepository extends Repository {}

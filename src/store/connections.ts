@@ -1,0 +1,51 @@
+/**
+ * Where a repository's statement runs. Every repository method asks `current`: inside
+ * `transaction(fn)` that is the open transaction (carried by AsyncLocalStorage through every await of
+ * fn), elsewhere the root connection. So a nested call cannot reach past an open transaction to the
+ * root connection, which on SQLite (one connection, one statement at a time) would wait forever
+ * behind the very transaction that waits for it.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+/** A query runner: the root connection, or a transaction already open. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+/** Runs one SQL text with its parameters and gives back the rows (the prepared per-request reads). */
+export type QueryRunner = (sqlText: string, parameters: readonly unknown[]) => Promise<unknown[]>;
+
+export class Connections {
+  readonly #open = new AsyncLocalStorage<Transaction<Database>>();
+
+  constructor(
+    readonly engine: Engine,
+    /** The root connection (pool on PostgreSQL). Only store/ sees it. */
+    readonly root: Kysely<Database>,
+    /**
+     * Where the per-request reads run outside a transaction: on SQLite a read-only connection of its
+     * own (WAL), so they never queue behind a write; on PostgreSQL the pool.
+     */
+    readonly reader: QueryRunner,
+  ) {}
+
+  /** The open transaction of this call chain, or the root connection. */
+  get current(): Db {
+    return this.#open.getStore() ?? this.root;
+  }
+
+  get inTransaction(): boolean {
+    return this.#open.getStore() !== undefined;
+  }
+
+  /**
+   * Runs fn in one transaction; every repository call inside it, however deeply nested, runs on it.
+   * Called inside a transaction already open, fn joins it (one commit, one rollback).
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#open.getStore()) return fn();
+    return this.root.transaction().execute((trx) => this.#open.run(trx, fn));
+  }
+}

@@ -1,0 +1,4 @@
+/** Servers and their allowed redirect URIs. */
+import { Repository } from './repository.js';
+
+export class ServersRepository extends Repository {}

@@ -1,0 +1,67 @@
+/**
+ * The store: one repository per table group, all on one set of connections. Services reach the
+ * database only through these (test/store/layering.test.ts checks that nothing outside store/ builds
+ * a query).
+ */
+import type { Kysely } from 'kysely';
+import { AccountsRepository } from './accounts-repository.js';
+import { AuditRepository } from './audit-repository.js';
+import { AudienceRepository } from './audience-repository.js';
+import type { Engine } from './connections.js';
+import { FlowsRepository } from './flows-repository.js';
+import { KeysRepository } from './keys-repository.js';
+import { MaintenanceRepository } from './maintenance-repository.js';
+import { MasterKeysRepository } from './master-keys-repository.js';
+import { openConnections, type DatabaseLocation } from './open.js';
+import { ProvidersRepository } from './providers-repository.js';
+import { RateLimitsRepository } from './rate-limits-repository.js';
+import type { Database } from './schema.js';
+import { ServersRepository } from './servers-repository.js';
+import { SessionsRepository } from './sessions-repository.js';
+
+export type { Engine } from './connections.js';
+export { parseDatabaseUrl, type DatabaseLocation } from './open.js';
+
+export interface Store {
+  engine: Engine;
+  /**
+   * Runs fn in one transaction: every repository call inside it, however deeply nested, runs on it
+   * (a call inside one already open joins it).
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  accounts: AccountsRepository;
+  sessions: SessionsRepository;
+  keys: KeysRepository;
+  servers: ServersRepository;
+  providers: ProvidersRepository;
+  audience: AudienceRepository;
+  flows: FlowsRepository;
+  audit: AuditRepository;
+  masterKeys: MasterKeysRepository;
+  maintenance: MaintenanceRepository;
+  rateLimits: RateLimitsRepository;
+  /** The query builder on the root connection, for migrations, tests and benchmarks: never used by src/ outside store/. */
+  db: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+export function openStore(location: DatabaseLocation): Store {
+  const { connections, close } = openConnections(location);
+  return {
+    engine: connections.engine,
+    transaction: (fn) => connections.transaction(fn),
+    accounts: new AccountsRepository(connections),
+    sessions: new SessionsRepository(connections),
+    keys: new KeysRepository(connections),
+    servers: new ServersRepository(connections),
+    providers: new ProvidersRepository(connections),
+    audience: new AudienceRepository(connections),
+    flows: new FlowsRepository(connections),
+    audit: new AuditRepository(connections),
+    masterKeys: new MasterKeysRepository(connections),
+    maintenance: new MaintenanceRepository(connections),
+    rateLimits: new RateLimitsRepository(connections),
+    db: connections.root,
+    close,
+  };
+}
