@@ -64,7 +64,8 @@ export async function createAccountKey(
   const now = iso(nowDate);
   const key = generateKey('account');
   const keyId = newId('key');
-  await ctx.store.db.transaction().execute(async (trx) => {
+  await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     if (!(await lockAccount(trx, input.accountId, now))) throw new ServiceError('not_found', `no account ${input.accountId}`);
     const { count } = await trx
       .selectFrom('account_keys')
@@ -109,7 +110,8 @@ export async function createAccountKey(
 /** Revocation is one guarded UPDATE: every node reads the key row on every request, so it holds at once. */
 export async function revokeAccountKey(ctx: ServiceContext, keyId: string, actor: Actor): Promise<{ keyId: string; revokedAt: string }> {
   const now = iso(ctx.clock.now());
-  return ctx.store.db.transaction().execute(async (trx) => {
+  return ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const row = await trx.selectFrom('account_keys').select(['account_id', 'revoked_at', 'hint', 'label']).where('id', '=', keyId).executeTakeFirst();
     if (!row) throw new ServiceError('not_found', `no account key ${keyId}`);
     if (row.revoked_at) return { keyId, revokedAt: row.revoked_at };

@@ -25,7 +25,8 @@ export async function createAccount(
   const now = iso(ctx.clock.now());
   const accountId = newId('acct');
   const userId = newId('usr');
-  await ctx.store.db.transaction().execute(async (trx) => {
+  await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     await options.before?.(trx);
     const taken = await trx.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();
     if (taken) throw new ServiceError('conflict', 'a member with that email already exists');

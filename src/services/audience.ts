@@ -209,7 +209,8 @@ export async function revokeMember(
   input: { accountId: string; serverId: string; externalUserId: string; provider?: string; actor: Actor },
 ): Promise<{ externalUserId: string; revoked: RevokedCredential[] }> {
   const now = iso(ctx.clock.now());
-  const erased = await ctx.store.db.transaction().execute(async (trx) => {
+  const erased = await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const member = await trx
       .selectFrom('audience_members')
       .select('id')

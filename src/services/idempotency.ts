@@ -62,7 +62,8 @@ export async function runIdempotent(
   const earlier = await findLive(ctx, ctx.store.db, input.serverId, input.key, input.hash);
   if (earlier) return earlier;
   try {
-    return await ctx.store.db.transaction().execute(async (trx) => {
+    return await ctx.store.transaction(async () => {
+      const trx = ctx.store.current;
       const nowDate = ctx.clock.now();
       // An expired record of the same key gives way to the new request.
       await trx

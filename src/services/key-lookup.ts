@@ -35,7 +35,8 @@ export async function recordBrowserExposure(ctx: ServiceContext, digest: string,
   // Only a live key: a revoked or expired one no longer opens anything, so it warrants no warning.
   if (!key || key.revoked_at || (key.expires_at && key.expires_at <= at)) return;
   const threshold = iso(new Date(now.getTime() - TOUCH_INTERVAL_MS));
-  await ctx.store.db.transaction().execute(async (trx) => {
+  await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const result = await trx
       .updateTable('account_keys')
       .set({ exposed_origin: origin, exposed_at: at })

@@ -4,10 +4,10 @@
  * given open every key still in use. A wrong KEYWARD_MASTER_KEY would otherwise start a healthy
  * service that answers 500 on every read and seals new values under a key nothing else can open.
  */
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { ConfigError } from '../config.js';
 import type { Store } from '../store/store.js';
-import type { Database } from '../store/schema.js';
+import type { Db } from '../store/connections.js';
 import { SEALED_COLUMNS } from './sealed-columns.js';
 import { Vault } from './vault.js';
 
@@ -15,7 +15,7 @@ const CHECK_TEXT = 'keyward master key check';
 const checkAad = (keyId: string) => `master_keys|${keyId}`;
 const ROTATE_HINT = 'to change keys, give the previous one in KEYWARD_OLD_MASTER_KEYS and run keyward master-key rotate';
 
-type Trx = Transaction<Database>;
+type Trx = Db;
 
 function opens(vault: Vault, sealed: Uint8Array, associatedData: string, expected?: string): boolean {
   try {
@@ -61,7 +61,8 @@ async function recordKey(trx: Trx, vault: Vault, now: string): Promise<void> {
 export async function verifyMasterKeys(store: Store, keys: { current: Buffer; old: Buffer[] }, now: string): Promise<void> {
   const current = new Vault(keys.current);
   const given = new Map([current, ...keys.old.map((k) => new Vault(k))].map((v) => [v.keyId, v]));
-  await store.db.transaction().execute(async (trx) => {
+  await store.transaction(async () => {
+    const trx = store.current;
     // Two nodes starting at once on a new database must not both record a key. (SQLite: the
     // transaction already holds the write lock, see database.ts.)
     if (store.engine === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('keyward_master_keys'))`.execute(trx);

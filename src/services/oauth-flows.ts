@@ -170,7 +170,8 @@ function providerErrorCode(error: string | null): string {
 /** Stores the tokens and completes the flow in one transaction; false when the flow was cancelled meanwhile. */
 async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: TokenSet) {
   const now = iso(ctx.clock.now());
-  return ctx.store.db.transaction().execute(async (trx) => {
+  return ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const done = await trx
       .updateTable('oauth_flows')
       .set({ status: 'completed', completed_at: now })

@@ -115,7 +115,8 @@ export async function enableProvider(
     throw new ServiceError('invalid', `${found.provider.name} takes static credentials: it has no OAuth client or scopes`);
   }
   const now = iso(ctx.clock.now());
-  await ctx.store.db.transaction().execute(async (trx) => {
+  await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     await saveEnabled(trx, ctx, { ...input, scopes: checkScopes(input.scopes), now });
     await recordAudit(trx, {
       accountId: server.account_id,
@@ -156,7 +157,8 @@ async function addCustomProvider(
   if (ctx.catalog(provider.slug)) throw new ServiceError('conflict', `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug`);
   const server = await getServer(ctx, serverId);
   const now = iso(ctx.clock.now());
-  await ctx.store.db.transaction().execute(async (trx) => {
+  await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const taken = await trx
       .selectFrom('custom_providers')
       .select('slug')

@@ -35,7 +35,8 @@ export async function createServer(
   if (!SERVER_MODES.includes(input.mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
   const now = iso(ctx.clock.now());
   const serverId = newId('srv');
-  const serverKey = await ctx.store.db.transaction().execute(async (trx) => {
+  const serverKey = await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const account = await trx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
     if (!account) throw new ServiceError('not_found', `no account ${input.accountId}`);
     await trx
@@ -60,7 +61,8 @@ export async function createServer(
 export async function setServerMode(ctx: ServiceContext, serverId: string, mode: ServerMode, actor: Actor) {
   if (!SERVER_MODES.includes(mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
   const now = iso(ctx.clock.now());
-  await ctx.store.db.transaction().execute(async (trx) => {
+  await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const server = await trx.selectFrom('servers').select(['account_id', 'mode']).where('id', '=', serverId).executeTakeFirst();
     if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
     await trx.updateTable('servers').set({ mode, updated_at: now }).where('id', '=', serverId).execute();
@@ -87,7 +89,8 @@ export async function rotateServerKey(ctx: ServiceContext, serverId: string, gra
   }
   const nowDate = ctx.clock.now();
   const now = iso(nowDate);
-  const serverKey = await ctx.store.db.transaction().execute(async (trx) => {
+  const serverKey = await ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const server = await trx.selectFrom('servers').select('account_id').where('id', '=', serverId).executeTakeFirst();
     if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
     await trx

@@ -140,7 +140,8 @@ export async function completeForm(
   values: Record<string, string>,
 ): Promise<{ completed: boolean }> {
   const now = iso(ctx.clock.now());
-  return ctx.store.db.transaction().execute(async (trx) => {
+  return ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const used = await trx
       .updateTable('static_form_sessions')
       .set({ status: 'completed', completed_at: now })

@@ -114,7 +114,8 @@ export async function runSweeps(
   const rows = limits.rows ?? SWEEP_BATCH_ROWS;
   const batches = limits.batches ?? SWEEP_BATCHES_PER_RUN;
   if (ctx.store.engine !== 'postgres') return sweepAll(ctx.store.db, sweeps, now, rows, batches);
-  return ctx.store.db.transaction().execute(async (trx) => {
+  return ctx.store.transaction(async () => {
+    const trx = ctx.store.current;
     const { rows: lock } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(SWEEP_LOCK_KEY)}) as locked`.execute(trx);
     return lock[0]?.locked ? sweepAll(trx, sweeps, now, rows, batches) : null;
   });
