@@ -1,12 +1,13 @@
 /**
  * The management-API guard: the fifteen steps of CONTRACT 2.1, in order, first failure wins. Steps 1–7
- * read only the request; 8–14 make two indexed reads; 15 is an in-memory counter.
+ * read only the request; 8–14 read one row (the auth version) and take the keys from memory while it
+ * holds (store/auth-lookups.ts); 15 spends the key's share of its rate limit.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Problem, type ErrorCode } from '../errors.js';
 import { hasKeyShape, isWellFormedKey, keyDigest } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
-import { findAccountKeyByDigest, findServerKeyByDigest, recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
+import { recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
 import type { WindowCounter, WindowState } from './rate-limit.js';
 
 export interface AuthContext {
@@ -118,8 +119,10 @@ export class ManagementGuard {
 
     const now = this.ctx.clock.now();
     const nowIso = now.toISOString();
-    // 8–10.
-    const accountKey = await findAccountKeyByDigest(this.ctx, keyDigest(token));
+    // 8–10. From memory, once this request has checked that no key changed since it was read.
+    const keys = this.ctx.store.authLookups;
+    const version = await keys.sync();
+    const accountKey = await keys.accountKey(keyDigest(token), version);
     if (!accountKey) throw refuse('account_key_invalid', 'No account API key matches the Bearer value. ' + ACCOUNT_KEYS_PAGE);
     if (accountKey.revoked_at) {
       throw refuse('account_key_revoked', `This account API key (${accountKey.hint}) was revoked on ${accountKey.revoked_at}. ${ACCOUNT_KEYS_PAGE}`);
@@ -128,7 +131,7 @@ export class ManagementGuard {
       throw refuse('account_key_expired', `This account API key (${accountKey.hint}) expired on ${accountKey.expires_at}. ${ACCOUNT_KEYS_PAGE}`);
     }
     // 11–12.
-    const serverKey = await findServerKeyByDigest(this.ctx, keyDigest(serviceKey));
+    const serverKey = await keys.serverKey(keyDigest(serviceKey), version);
     if (!serverKey) throw refuse('service_key_invalid', 'No server API key matches the x-service-key value. The server\'s page in the dashboard shows its key hint and can rotate it.');
     if (serverKey.expires_at && serverKey.expires_at <= nowIso) {
       throw refuse('service_key_revoked', `This server API key (${serverKey.hint}) was rotated out and its grace period ended on ${serverKey.expires_at}. Use the server's current key.`);
@@ -147,7 +150,7 @@ export class ManagementGuard {
         headers: { 'retry-after': String(rateLimit.resetSeconds) },
       });
     }
-    await touchAccountKey(this.ctx, accountKey.id, accountKey.last_used_at, now);
+    await touchAccountKey(this.ctx, accountKey, now);
     return { auth: { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id }, rateLimit };
   }
 }

@@ -6,6 +6,7 @@ import { dashboardMigration } from './migrations/003-dashboard.js';
 import { masterKeysMigration } from './migrations/004-master-keys.js';
 import { dashboardFormsMigration } from './migrations/005-dashboard-forms.js';
 import { sweepsMigration } from './migrations/006-sweeps.js';
+import { authVersionMigration } from './migrations/007-auth-version.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -19,6 +20,7 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     '004-master-keys': masterKeysMigration(store.engine),
     '005-dashboard-forms': dashboardFormsMigration(),
     '006-sweeps': sweepsMigration(),
+    '007-auth-version': authVersionMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

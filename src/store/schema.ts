@@ -201,6 +201,12 @@ export interface AuditEventsTable {
   created_at: string;
 }
 
+/** One row (id 1): bumped by triggers whenever a key, server key or server changes in a way the guard sees (migration 007). */
+export interface AuthVersionTable {
+  id: number;
+  version: string | number | bigint;
+}
+
 export interface Database {
   accounts: AccountsTable;
   members: MembersTable;
@@ -220,6 +226,7 @@ export interface Database {
   idempotency_records: IdempotencyRecordsTable;
   audit_events: AuditEventsTable;
   master_keys: MasterKeysTable;
+  auth_version: AuthVersionTable;
 }
 
 export type AccountKeyRow = Selectable<AccountKeysTable>;

@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import { AccountsRepository } from './accounts-repository.js';
 import { AuditRepository } from './audit-repository.js';
+import { AuthLookups } from './auth-lookups.js';
 import { AudienceRepository } from './audience-repository.js';
 import type { Db, Engine } from './connections.js';
 import { FlowsRepository } from './flows-repository.js';
@@ -34,6 +35,8 @@ export interface Store {
   accounts: AccountsRepository;
   sessions: SessionsRepository;
   keys: KeysRepository;
+  /** The management guard's per-request reads. */
+  authLookups: AuthLookups;
   servers: ServersRepository;
   providers: ProvidersRepository;
   audience: AudienceRepository;
@@ -58,6 +61,7 @@ export function openStore(location: DatabaseLocation): Store {
     accounts: new AccountsRepository(connections),
     sessions: new SessionsRepository(connections),
     keys: new KeysRepository(connections),
+    authLookups: new AuthLookups(connections),
     servers: new ServersRepository(connections),
     providers: new ProvidersRepository(connections),
     audience: new AudienceRepository(connections),

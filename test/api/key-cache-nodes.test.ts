@@ -1,0 +1,135 @@
+/**
+ * The guard answers its key lookups from memory on every node (store/auth-lookups.ts), yet a key
+ * revoked, rotated out, expired, or a server switched to personal mode or moved, is refused on the
+ * very next request on every node, whoever made the change: the CLI in another process, the
+ * services (what the dashboard and the API call), or an operator's SQL.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountKey, revokeAccountKey } from '../../src/services/account-keys.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { rotateServerKey, setServerMode } from '../../src/services/servers.js';
+import { cliEnv, cliJson } from '../helpers/cli-process.js';
+import { ENGINES } from '../helpers/databases.js';
+import { createTenant, keys, startSecondNode, startTestApp, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
+
+const SLOW = 120_000;
+
+describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (engine) => {
+  let t: TestApp;
+  let others: SecondNode[];
+  let nodes: (TestApp | SecondNode)[];
+  let cli: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+    others = [await startSecondNode(t), await startSecondNode(t)];
+    nodes = [t, ...others];
+    cli = cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: t.masterKey.toString('base64') });
+  }, SLOW);
+  afterAll(async () => {
+    for (const node of others) await node.close();
+    await t.close();
+  });
+
+  const list = (node: TestApp | SecondNode, headers: Record<string, string>) =>
+    node.app.inject({ method: 'GET', url: '/v1/end-users', headers });
+
+  /** Every node answers 200, and each has the keys in memory afterwards. */
+  async function warm(headers: Record<string, string>) {
+    for (const node of nodes) expect((await list(node, headers)).statusCode).toBe(200);
+    const misses = nodes.map((node) => node.ctx.store.authLookups.misses);
+    for (const node of nodes) expect((await list(node, headers)).statusCode).toBe(200);
+    // The second round read no key from the database: the cache is really in use.
+    expect(nodes.map((node) => node.ctx.store.authLookups.misses)).toEqual(misses);
+  }
+
+  async function expectRefusedEverywhere(headers: Record<string, string>, status: number, code: string) {
+    for (const node of nodes) {
+      const response = await list(node, headers);
+      expect(response.statusCode).toBe(status);
+      expect(response.json().code).toBe(code);
+    }
+  }
+
+  let tenant: Tenant;
+  beforeAll(async () => {
+    tenant = await createTenant(t.ctx);
+  });
+
+  it('refuses an account key revoked by the CLI on the next request of every node', { timeout: SLOW }, async () => {
+    const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'cli-revoked', actor: CLI_ACTOR });
+    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    await warm(headers);
+    await cliJson(cli, ['key', 'revoke', '--key', keyId]);
+    await expectRefusedEverywhere(headers, 401, 'account_key_revoked');
+  });
+
+  it('refuses an account key revoked through the services (the dashboard, another node)', async () => {
+    const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'dashboard-revoked', actor: CLI_ACTOR });
+    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    await warm(headers);
+    await revokeAccountKey(others[1]!.ctx, keyId, 'user_someone');
+    await expectRefusedEverywhere(headers, 401, 'account_key_revoked');
+  });
+
+  it('refuses a server key rotated out by the CLI with no grace, and admits the new one', { timeout: SLOW }, async () => {
+    const server = await createTenant(t.ctx);
+    await warm(keys(server));
+    const rotated = await cliJson(cli, ['server', 'rotate-key', '--server', server.serverId, '--grace-seconds', '0']);
+    await expectRefusedEverywhere(keys(server), 401, 'service_key_revoked');
+    for (const node of nodes) expect((await list(node, keys({ ...server, serverKey: String(rotated.serverKey) }))).statusCode).toBe(200);
+  });
+
+  it('refuses a server key rotated out through the services once its grace period is over', async () => {
+    const server = await createTenant(t.ctx);
+    await warm(keys(server));
+    await rotateServerKey(t.ctx, server.serverId, 60, CLI_ACTOR);
+    // Within the grace period the old key still opens, on every node.
+    for (const node of nodes) expect((await list(node, keys(server))).statusCode).toBe(200);
+    for (const node of nodes) node.clock.advance(61);
+    await expectRefusedEverywhere(keys(server), 401, 'service_key_revoked');
+  });
+
+  it('refuses a server switched to personal mode by the CLI, and admits it again once switched back', { timeout: SLOW }, async () => {
+    const server = await createTenant(t.ctx);
+    await warm(keys(server));
+    await cliJson(cli, ['server', 'mode', '--server', server.serverId, '--mode', 'personal']);
+    await expectRefusedEverywhere(keys(server), 403, 'server_not_business_mode');
+    await setServerMode(others[0]!.ctx, server.serverId, 'business', CLI_ACTOR);
+    for (const node of nodes) expect((await list(node, keys(server))).statusCode).toBe(200);
+  });
+
+  it('refuses a server an operator moved to another account with SQL', async () => {
+    const server = await createTenant(t.ctx);
+    const elsewhere = await createTenant(t.ctx);
+    await warm(keys(server));
+    await sql`update servers set account_id = ${elsewhere.accountId} where id = ${server.serverId}`.execute(t.ctx.store.db);
+    await expectRefusedEverywhere(keys(server), 403, 'server_access_denied');
+  });
+
+  it('refuses an account key past its expiry without any change in the database', async () => {
+    const expiresAt = new Date(t.clock.now().getTime() + 30_000).toISOString();
+    const { key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'short-lived', expiresAt, actor: CLI_ACTOR });
+    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    await warm(headers);
+    for (const node of nodes) node.clock.advance(31);
+    await expectRefusedEverywhere(headers, 401, 'account_key_expired');
+  });
+
+  it('writes lastUsedAt at most once a minute per key, not once a request', async () => {
+    const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'touched', actor: CLI_ACTOR });
+    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    const lastUsed = async () =>
+      (await t.ctx.store.db.selectFrom('account_keys').select('last_used_at').where('id', '=', keyId).executeTakeFirstOrThrow()).last_used_at;
+    expect((await list(t, headers)).statusCode).toBe(200);
+    const first = await lastUsed();
+    expect(first).toBe(t.clock.now().toISOString());
+    t.clock.advance(30);
+    expect((await list(t, headers)).statusCode).toBe(200);
+    expect(await lastUsed()).toBe(first);
+    t.clock.advance(31);
+    expect((await list(t, headers)).statusCode).toBe(200);
+    expect(await lastUsed()).toBe(t.clock.now().toISOString());
+  });
+});
