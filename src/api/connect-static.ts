@@ -45,8 +45,8 @@ export function registerConnectStatic(app: ApiInstance, ctx: ServiceContext) {
       const { serverId } = authOf(request);
       const { providerSlug } = request.params;
       const { externalUserId, redirectUri, expiresIn = 1800 } = request.body;
-      return sendCreated(ctx, request, reply, `POST static-connect ${providerSlug}`, (db) =>
-        createFormSession(ctx, db, { serverId, slug: providerSlug, externalUserId, redirectUri, expiresIn }),
+      return sendCreated(ctx, request, reply, `POST static-connect ${providerSlug}`, () =>
+        createFormSession(ctx, { serverId, slug: providerSlug, externalUserId, redirectUri, expiresIn }),
       );
     },
   );

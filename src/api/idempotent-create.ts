@@ -1,6 +1,6 @@
 /** The 201 of either POST route, with `Idempotency-Key` replay (CONTRACT 2.2) when the header is sent. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Db, ServiceContext } from '../services/context.js';
+import type { ServiceContext } from '../services/context.js';
 import { requestHash, runIdempotent } from '../services/idempotency.js';
 import { authOf } from './types.js';
 
@@ -10,12 +10,12 @@ export async function sendCreated<T>(
   request: FastifyRequest,
   reply: FastifyReply,
   operation: string,
-  create: (db: Db) => Promise<T>,
+  create: () => Promise<T>,
 ) {
   const key = request.headers['idempotency-key'];
-  if (typeof key !== 'string') return reply.code(201).send(await create(ctx.store.db));
+  if (typeof key !== 'string') return reply.code(201).send(await create());
   const hash = requestHash(operation, request.body);
-  const result = await runIdempotent(ctx, { serverId: authOf(request).serverId, key, hash }, async (db) => ({ statusCode: 201, body: await create(db) }));
+  const result = await runIdempotent(ctx, { serverId: authOf(request).serverId, key, hash }, async () => ({ statusCode: 201, body: await create() }));
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(201).send(result.body as T);
 }

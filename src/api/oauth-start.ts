@@ -50,8 +50,8 @@ export function registerOAuthStart(app: ApiInstance, ctx: ServiceContext) {
       const { serverId } = authOf(request);
       const { provider } = request.params;
       const { externalUserId, redirectUri, scopes, expiresIn = 600 } = request.body;
-      return sendCreated(ctx, request, reply, `POST oauth-start ${provider}`, (db) =>
-        startFlow(ctx, db, { serverId, slug: provider, externalUserId, redirectUri, scopes, expiresIn }),
+      return sendCreated(ctx, request, reply, `POST oauth-start ${provider}`, () =>
+        startFlow(ctx, { serverId, slug: provider, externalUserId, redirectUri, scopes, expiresIn }),
       );
     },
   );

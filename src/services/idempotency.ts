@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
 import { Problem } from '../errors.js';
-import type { Db, ServiceContext } from './context.js';
+import { isUniqueViolation } from '../store/errors.js';
+import type { ServiceContext } from './context.js';
 
 const KEEP_SECONDS = 24 * 3600;
 
@@ -34,14 +35,8 @@ export function aad(serverId: string, key: string): string {
   return `idempotency_records|${serverId}|${key}`;
 }
 
-async function findLive(ctx: ServiceContext, db: Db, serverId: string, key: string, hash: string): Promise<IdempotentResult | null> {
-  const row = await db
-    .selectFrom('idempotency_records')
-    .selectAll()
-    .where('server_id', '=', serverId)
-    .where('idempotency_key', '=', key)
-    .where('expires_at', '>', iso(ctx.clock.now()))
-    .executeTakeFirst();
+async function findLive(ctx: ServiceContext, serverId: string, key: string, hash: string): Promise<IdempotentResult | null> {
+  const row = await ctx.store.flows.liveIdempotencyRecord(serverId, key, iso(ctx.clock.now()));
   if (!row) return null;
   if (row.request_hash !== hash) {
     throw new Problem('idempotency_key_reused', 'This Idempotency-Key was already used with another request in the last 24 hours. Use a new key for a new request.');
@@ -49,49 +44,35 @@ async function findLive(ctx: ServiceContext, db: Db, serverId: string, key: stri
   return { statusCode: row.status_code, body: ctx.vault.openJson(row.response, aad(serverId, key)), replayed: true };
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === '23505' || (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT'));
-}
-
 export async function runIdempotent(
   ctx: ServiceContext,
   input: { serverId: string; key: string; hash: string },
-  operation: (db: Db) => Promise<{ statusCode: number; body: unknown }>,
+  operation: () => Promise<{ statusCode: number; body: unknown }>,
 ): Promise<IdempotentResult> {
-  const earlier = await findLive(ctx, ctx.store.db, input.serverId, input.key, input.hash);
+  const earlier = await findLive(ctx, input.serverId, input.key, input.hash);
   if (earlier) return earlier;
   try {
     return await ctx.store.transaction(async () => {
-      const trx = ctx.store.current;
       const nowDate = ctx.clock.now();
       // An expired record of the same key gives way to the new request.
-      await trx
-        .deleteFrom('idempotency_records')
-        .where('server_id', '=', input.serverId)
-        .where('idempotency_key', '=', input.key)
-        .where('expires_at', '<=', iso(nowDate))
-        .execute();
-      const result = await operation(trx);
+      await ctx.store.flows.deleteExpiredIdempotencyRecord(input.serverId, input.key, iso(nowDate));
+      const result = await operation();
       // Inserted last, inside the same transaction: a concurrent twin blocks on the key and then fails
       // on it, and replays this response instead of creating a second resource.
-      await trx
-        .insertInto('idempotency_records')
-        .values({
-          server_id: input.serverId,
-          idempotency_key: input.key,
-          request_hash: input.hash,
-          status_code: result.statusCode,
-          response: ctx.vault.sealJson(result.body, aad(input.serverId, input.key)),
-          created_at: iso(nowDate),
-          expires_at: iso(addSeconds(nowDate, KEEP_SECONDS)),
-        })
-        .execute();
+      await ctx.store.flows.addIdempotencyRecord({
+        server_id: input.serverId,
+        idempotency_key: input.key,
+        request_hash: input.hash,
+        status_code: result.statusCode,
+        response: ctx.vault.sealJson(result.body, aad(input.serverId, input.key)),
+        created_at: iso(nowDate),
+        expires_at: iso(addSeconds(nowDate, KEEP_SECONDS)),
+      });
       return { ...result, replayed: false };
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    const twin = await findLive(ctx, ctx.store.db, input.serverId, input.key, input.hash);
+    const twin = await findLive(ctx, input.serverId, input.key, input.hash);
     if (!twin) throw error;
     return twin;
   }

@@ -7,7 +7,7 @@ import { addSeconds, iso } from '../clock.js';
 import { Problem } from '../errors.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
-import type { Db, ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
 import { openCredentialSecret, storeCredential } from './credentials.js';
 import { authorizationUrl, callbackParameters, exchangeCode, newAuthorizationSecrets, ProviderCallError, type TokenSet } from './oauth-client.js';
 import { oauthClientSettings } from './providers.js';
@@ -35,12 +35,10 @@ export function verifierAad(flowId: string, serverId: string): string {
 
 export async function startFlow(
   ctx: ServiceContext,
-  db: Db,
   input: { serverId: string; slug: string; externalUserId: string; redirectUri?: string; scopes?: string[]; expiresIn: number },
 ): Promise<FlowCreated> {
-  // Every read goes through `db`: inside an idempotent request it is the open transaction.
-  const found = await requireEnabledProvider(ctx, input.serverId, input.slug, 'oauth2', db);
-  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri, db);
+  const found = await requireEnabledProvider(ctx, input.serverId, input.slug, 'oauth2');
+  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri);
   if (found.provider.kind !== 'oauth2' || !found.clientId) {
     throw new Problem('provider_not_enabled', `${found.provider.name} has no OAuth client on this server. Set its client id and secret (Servers → Providers).`);
   }
@@ -50,25 +48,22 @@ export async function startFlow(
   const id = newId('oflow');
   const createdAt = iso(nowDate);
   const expiresAt = iso(addSeconds(nowDate, input.expiresIn));
-  await db
-    .insertInto('oauth_flows')
-    .values({
-      id,
-      server_id: input.serverId,
-      external_user_id: input.externalUserId,
-      provider: input.slug,
-      state_digest: sha256Hex(state),
-      verifier: ctx.vault.seal(verifier, verifierAad(id, input.serverId)),
-      redirect_uri: input.redirectUri ?? null,
-      scopes: JSON.stringify(scopes),
-      status: 'pending',
-      error_code: null,
-      expires_at: expiresAt,
-      created_at: createdAt,
-      completed_at: null,
-      credential_id: null,
-    })
-    .execute();
+  await ctx.store.flows.addFlow({
+    id,
+    server_id: input.serverId,
+    external_user_id: input.externalUserId,
+    provider: input.slug,
+    state_digest: sha256Hex(state),
+    verifier: ctx.vault.seal(verifier, verifierAad(id, input.serverId)),
+    redirect_uri: input.redirectUri ?? null,
+    scopes: JSON.stringify(scopes),
+    status: 'pending',
+    error_code: null,
+    expires_at: expiresAt,
+    created_at: createdAt,
+    completed_at: null,
+    credential_id: null,
+  });
   return {
     id,
     provider: input.slug,
@@ -115,32 +110,15 @@ export const FLOW_ERRORS = {
 /** The guarded UPDATE that makes the callback single-use: of two requests with one state, one claims. */
 async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlow | Exclude<CallbackOutcome, { kind: 'failed' | 'completed' }>> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(state)) return { kind: 'unknown' };
-  const flow = await ctx.store.db
-    .selectFrom('oauth_flows as f')
-    .innerJoin('servers as s', 's.id', 'f.server_id')
-    .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.scopes', 'f.status', 'f.expires_at', 'f.verifier', 's.account_id'])
-    .where('f.state_digest', '=', sha256Hex(state))
-    .executeTakeFirst();
+  const flow = await ctx.store.flows.flowByState(sha256Hex(state));
   if (!flow) return { kind: 'unknown' };
   if (flow.status !== 'pending') return { kind: 'gone' };
   const now = iso(ctx.clock.now());
   if (flow.expires_at <= now) {
-    await ctx.store.db
-      .updateTable('oauth_flows')
-      .set({ status: 'failed', error_code: FLOW_ERRORS.expired, completed_at: now })
-      .where('id', '=', flow.id)
-      .where('status', '=', 'pending')
-      .execute();
+    await ctx.store.flows.endFlow(flow.id, 'pending', FLOW_ERRORS.expired, now);
     return { kind: 'expired' };
   }
-  const claimed = await ctx.store.db
-    .updateTable('oauth_flows')
-    .set({ status: 'exchanging' })
-    .where('id', '=', flow.id)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  if (claimed.numUpdatedRows === 0n) return { kind: 'gone' };
+  if (!(await ctx.store.flows.claimFlow(flow.id, now))) return { kind: 'gone' };
   return {
     id: flow.id,
     serverId: flow.server_id,
@@ -154,12 +132,7 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
 }
 
 async function failFlow(ctx: ServiceContext, flowId: string, error: string): Promise<void> {
-  await ctx.store.db
-    .updateTable('oauth_flows')
-    .set({ status: 'failed', error_code: error, completed_at: iso(ctx.clock.now()) })
-    .where('id', '=', flowId)
-    .where('status', '=', 'exchanging')
-    .execute();
+  await ctx.store.flows.endFlow(flowId, 'exchanging', error, iso(ctx.clock.now()));
 }
 
 /** The provider's own error code, where it is a plain RFC 6749-style word; anything else is summarised. */
@@ -171,14 +144,8 @@ function providerErrorCode(error: string | null): string {
 async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: TokenSet) {
   const now = iso(ctx.clock.now());
   return ctx.store.transaction(async () => {
+    if (!(await ctx.store.flows.completeFlow(flow.id, now))) return null;
     const trx = ctx.store.current;
-    const done = await trx
-      .updateTable('oauth_flows')
-      .set({ status: 'completed', completed_at: now })
-      .where('id', '=', flow.id)
-      .where('status', '=', 'exchanging')
-      .executeTakeFirst();
-    if (done.numUpdatedRows === 0n) return null;
     const stored = await storeCredential(ctx, trx, {
       accountId: flow.accountId,
       serverId: flow.serverId,
@@ -190,7 +157,7 @@ async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: Toke
       actor: `end_user:${flow.id}`,
       now,
     });
-    await trx.updateTable('oauth_flows').set({ credential_id: stored.credentialId }).where('id', '=', flow.id).execute();
+    await ctx.store.flows.linkFlowCredential(flow.id, stored.credentialId);
     return stored;
   });
 }

@@ -7,7 +7,7 @@ import { SLUG_PATTERN, type OAuthProvider, type Provider, type StaticField, type
 import { recordAudit } from './audit.js';
 import { browserUrlRefusal, describeRefusal, outboundUrlRefusal } from '../outbound/address-policy.js';
 import type { OAuthClientSettings } from './oauth-client.js';
-import type { Actor, Db, ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 import { getServer } from './servers.js';
 import { ServiceError } from './service-error.js';
 import { requireWellFormed } from './well-formed.js';
@@ -27,24 +27,14 @@ export function clientSecretAad(serverId: string, slug: string): string {
   return `server_providers|${serverId}|${slug}`;
 }
 
-export async function findServerProvider(ctx: ServiceContext, serverId: string, slug: string, db: Db = ctx.store.db): Promise<ServerProvider | null> {
+export async function findServerProvider(ctx: ServiceContext, serverId: string, slug: string): Promise<ServerProvider | null> {
   let provider: Provider | undefined = ctx.catalog(slug);
   if (!provider) {
-    const custom = await db
-      .selectFrom('custom_providers')
-      .select('definition')
-      .where('server_id', '=', serverId)
-      .where('slug', '=', slug)
-      .executeTakeFirst();
-    if (custom) provider = JSON.parse(custom.definition) as Provider;
+    const definition = await ctx.store.providers.customDefinition(serverId, slug);
+    if (definition) provider = JSON.parse(definition) as Provider;
   }
   if (!provider) return null;
-  const enabled = await db
-    .selectFrom('server_providers')
-    .select(['client_id', 'scopes'])
-    .where('server_id', '=', serverId)
-    .where('provider', '=', slug)
-    .executeTakeFirst();
+  const enabled = await ctx.store.providers.findEnabled(serverId, slug);
   return {
     provider,
     enabled: enabled !== undefined,
@@ -55,13 +45,8 @@ export async function findServerProvider(ctx: ServiceContext, serverId: string, 
 
 /** The OAuth client secret of a server's provider, opened only when a token request needs it. */
 export async function openClientSecret(ctx: ServiceContext, serverId: string, slug: string): Promise<string | null> {
-  const row = await ctx.store.db
-    .selectFrom('server_providers')
-    .select('client_secret')
-    .where('server_id', '=', serverId)
-    .where('provider', '=', slug)
-    .executeTakeFirst();
-  return row?.client_secret ? ctx.vault.open(row.client_secret, clientSecretAad(serverId, slug)) : null;
+  const sealed = await ctx.store.providers.sealedClientSecret(serverId, slug);
+  return sealed ? ctx.vault.open(sealed, clientSecretAad(serverId, slug)) : null;
 }
 
 /** Everything a call to the provider needs for this server, or null where the provider is not an enabled OAuth one. */
@@ -82,21 +67,15 @@ function checkScopes(scopes: string[] | undefined): string[] | undefined {
 }
 
 async function saveEnabled(
-  db: Db,
   ctx: ServiceContext,
   input: { serverId: string; slug: string; clientId?: string; clientSecret?: string; scopes?: string[]; now: string },
 ) {
-  const values = {
+  await ctx.store.providers.enable(input.serverId, input.slug, {
     client_id: input.clientId ?? null,
     client_secret: input.clientSecret ? ctx.vault.seal(input.clientSecret, clientSecretAad(input.serverId, input.slug)) : null,
     scopes: input.scopes ? JSON.stringify(input.scopes) : null,
     enabled_at: input.now,
-  };
-  await db
-    .insertInto('server_providers')
-    .values({ server_id: input.serverId, provider: input.slug, ...values })
-    .onConflict((oc) => oc.columns(['server_id', 'provider']).doUpdateSet(values))
-    .execute();
+  });
 }
 
 /** Enables a provider of the catalog, or updates its OAuth client, on one server. */
@@ -116,9 +95,8 @@ export async function enableProvider(
   }
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    await saveEnabled(trx, ctx, { ...input, scopes: checkScopes(input.scopes), now });
-    await recordAudit(trx, {
+    await saveEnabled(ctx, { ...input, scopes: checkScopes(input.scopes), now });
+    await recordAudit(ctx, {
       accountId: server.account_id,
       serverId: input.serverId,
       actor: input.actor,
@@ -158,20 +136,11 @@ async function addCustomProvider(
   const server = await getServer(ctx, serverId);
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    const taken = await trx
-      .selectFrom('custom_providers')
-      .select('slug')
-      .where('server_id', '=', serverId)
-      .where('slug', '=', provider.slug)
-      .executeTakeFirst();
-    if (taken) throw new ServiceError('conflict', `this server already has a provider "${provider.slug}"`);
-    await trx
-      .insertInto('custom_providers')
-      .values({ server_id: serverId, slug: provider.slug, kind: provider.kind, definition: JSON.stringify(provider), created_at: now })
-      .execute();
-    await saveEnabled(trx, ctx, { serverId, slug: provider.slug, ...secrets, now });
-    await recordAudit(trx, {
+    const taken = await ctx.store.providers.customDefinition(serverId, provider.slug);
+    if (taken !== undefined) throw new ServiceError('conflict', `this server already has a provider "${provider.slug}"`);
+    await ctx.store.providers.addCustom({ server_id: serverId, slug: provider.slug, kind: provider.kind, definition: JSON.stringify(provider), created_at: now });
+    await saveEnabled(ctx, { serverId, slug: provider.slug, ...secrets, now });
+    await recordAudit(ctx, {
       accountId: server.account_id,
       serverId,
       actor,
@@ -260,13 +229,7 @@ export interface EnabledProviderView {
  * never the sealed client secret (it is not even selected).
  */
 export async function listServerProviders(ctx: ServiceContext, serverId: string): Promise<EnabledProviderView[]> {
-  const rows = await ctx.store.db
-    .selectFrom('server_providers as sp')
-    .leftJoin('custom_providers as cp', (join) => join.onRef('cp.server_id', '=', 'sp.server_id').onRef('cp.slug', '=', 'sp.provider'))
-    .select(['sp.provider', 'sp.client_id', 'sp.scopes', 'sp.enabled_at', 'cp.definition'])
-    .where('sp.server_id', '=', serverId)
-    .orderBy('sp.provider')
-    .execute();
+  const rows = await ctx.store.providers.listEnabled(serverId);
   return rows.flatMap((row) => {
     const provider = ctx.catalog(row.provider) ?? (row.definition ? (JSON.parse(row.definition) as Provider) : undefined);
     if (!provider) return [];

@@ -8,7 +8,7 @@ import { Problem } from '../errors.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import type { StaticField, StaticProvider } from '../providers/types.js';
-import type { Db, ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
 import { storeCredential } from './credentials.js';
 import { findServerProvider } from './providers.js';
 import { isRedirectUriAllowed } from './servers.js';
@@ -29,8 +29,8 @@ export interface FormSessionCreated {
 
 
 /** The checks both connect routes share: the provider exists, is of the route's kind, is enabled. */
-export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2', db: Db = ctx.store.db) {
-  const found = await findServerProvider(ctx, serverId, slug, db);
+export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2') {
+  const found = await findServerProvider(ctx, serverId, slug);
   if (!found) throw new Problem('provider_not_found', `No provider "${slug}" in the catalog or among this server's custom providers.`);
   if (found.provider.kind !== kind) {
     const route = found.provider.kind === 'oauth2' ? 'POST /v1/oauth/{provider}/start' : 'POST /v1/credentials/static/{providerSlug}/connect';
@@ -40,42 +40,36 @@ export async function requireEnabledProvider(ctx: ServiceContext, serverId: stri
   return found;
 }
 
-export async function requireAllowedRedirect(ctx: ServiceContext, serverId: string, redirectUri: string | undefined, db: Db = ctx.store.db) {
-  if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri, db))) {
+export async function requireAllowedRedirect(ctx: ServiceContext, serverId: string, redirectUri: string | undefined) {
+  if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri))) {
     throw new Problem('redirect_uri_not_allowed', 'redirectUri must equal one of this server\'s allowed redirect URIs (Servers → Redirect URIs in the dashboard).');
   }
 }
 
 export async function createFormSession(
   ctx: ServiceContext,
-  db: Db,
   input: { serverId: string; slug: string; externalUserId: string; redirectUri?: string; expiresIn: number },
 ): Promise<FormSessionCreated> {
-  // Every read goes through `db`: inside an idempotent request it is the open transaction, and
-  // SQLite's one connection is held by it.
-  const { provider } = await requireEnabledProvider(ctx, input.serverId, input.slug, 'static', db);
-  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri, db);
+  const { provider } = await requireEnabledProvider(ctx, input.serverId, input.slug, 'static');
+  await requireAllowedRedirect(ctx, input.serverId, input.redirectUri);
   const nowDate = ctx.clock.now();
   const token = randomBytes(32).toString('base64url');
   const id = newId('cfs');
   const createdAt = iso(nowDate);
   const expiresAt = iso(addSeconds(nowDate, input.expiresIn));
-  await db
-    .insertInto('static_form_sessions')
-    .values({
-      id,
-      server_id: input.serverId,
-      external_user_id: input.externalUserId,
-      provider: input.slug,
-      token_digest: sha256Hex(token),
-      redirect_uri: input.redirectUri ?? null,
-      status: 'pending',
-      expires_at: expiresAt,
-      created_at: createdAt,
-      completed_at: null,
-      credential_id: null,
-    })
-    .execute();
+  await ctx.store.flows.addFormSession({
+    id,
+    server_id: input.serverId,
+    external_user_id: input.externalUserId,
+    provider: input.slug,
+    token_digest: sha256Hex(token),
+    redirect_uri: input.redirectUri ?? null,
+    status: 'pending',
+    expires_at: expiresAt,
+    created_at: createdAt,
+    completed_at: null,
+    credential_id: null,
+  });
   const { fields } = provider as StaticProvider;
   return {
     id,
@@ -97,12 +91,7 @@ export type OpenForm =
 /** What a token opens. Used, cancelled and expired forms all read as `gone`: nothing says whose they were. */
 export async function openForm(ctx: ServiceContext, token: string): Promise<OpenForm> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return { state: 'unknown' };
-  const session = await ctx.store.db
-    .selectFrom('static_form_sessions as f')
-    .innerJoin('servers as s', 's.id', 'f.server_id')
-    .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.status', 'f.expires_at', 's.account_id'])
-    .where('f.token_digest', '=', sha256Hex(token))
-    .executeTakeFirst();
+  const session = await ctx.store.flows.formSessionByToken(sha256Hex(token));
   if (!session) return { state: 'unknown' };
   if (session.status !== 'pending' || session.expires_at <= iso(ctx.clock.now())) return { state: 'gone' };
   const found = await findServerProvider(ctx, session.server_id, session.provider);
@@ -141,15 +130,8 @@ export async function completeForm(
 ): Promise<{ completed: boolean }> {
   const now = iso(ctx.clock.now());
   return ctx.store.transaction(async () => {
+    if (!(await ctx.store.flows.useFormSession(form.id, now))) return { completed: false };
     const trx = ctx.store.current;
-    const used = await trx
-      .updateTable('static_form_sessions')
-      .set({ status: 'completed', completed_at: now })
-      .where('id', '=', form.id)
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    if (used.numUpdatedRows === 0n) return { completed: false };
     const { credentialId } = await storeCredential(ctx, trx, {
       accountId: form.accountId,
       serverId: form.serverId,
@@ -159,7 +141,7 @@ export async function completeForm(
       actor: `end_user:${form.id}`,
       now,
     });
-    await trx.updateTable('static_form_sessions').set({ credential_id: credentialId }).where('id', '=', form.id).execute();
+    await ctx.store.flows.linkFormSessionCredential(form.id, credentialId);
     return { completed: true };
   });
 }
