@@ -24,12 +24,8 @@ export async function actorNames(ctx: ServiceContext, accountId: string, actors:
   const unique = [...new Set(actors)];
   const memberIds = unique.filter((a) => a.startsWith('member:')).map((a) => a.slice('member:'.length));
   const keyIds = unique.filter((a) => a.startsWith('api:')).map((a) => a.slice('api:'.length));
-  const members = memberIds.length
-    ? await ctx.store.db.selectFrom('members').select(['id', 'email']).where('account_id', '=', accountId).where('id', 'in', memberIds).execute()
-    : [];
-  const keys = keyIds.length
-    ? await ctx.store.db.selectFrom('account_keys').select(['id', 'label', 'hint']).where('account_id', '=', accountId).where('id', 'in', keyIds).execute()
-    : [];
+  const members = await ctx.store.accounts.memberEmails(accountId, memberIds);
+  const keys = await ctx.store.keys.accountKeyNames(accountId, keyIds);
   const emails = new Map(members.map((m) => [m.id, m.email]));
   const keyNames = new Map(keys.map((k) => [k.id, `API key ${k.label} (${k.hint})`]));
   const names = new Map<string, string>();
@@ -118,18 +114,8 @@ export const registerAuditPages: PageRoutes = (scope, ctx) => {
     const cursor = typeof before === 'string' ? CURSOR.exec(before) : null;
     if (before !== undefined && !cursor) return sendPage(reply, errorPage(400), 400);
 
-    let query = ctx.store.db
-      .selectFrom('audit_events as e')
-      // The server is joined through the account too: a server id in an event names only this account's server.
-      .leftJoin('servers as s', (join) => join.onRef('s.id', '=', 'e.server_id').on('s.account_id', '=', accountId))
-      .select(['e.id', 'e.action', 'e.actor', 'e.detail', 'e.created_at', 'e.server_id', 's.name as server_name'])
-      .where('e.account_id', '=', accountId);
-    if (cursor) {
-      const at = cursor[1]!;
-      const id = cursor[2]!;
-      query = query.where((eb) => eb.or([eb('e.created_at', '<', at), eb.and([eb('e.created_at', '=', at), eb('e.id', '<', id)])]));
-    }
-    const rows: EventRow[] = await query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(PAGE_SIZE + 1).execute();
+    // One more than a page: whether it came tells whether there are older events.
+    const rows: EventRow[] = await ctx.store.audit.pageOfAccount(accountId, cursor ? { at: cursor[1]!, id: cursor[2]! } : null, PAGE_SIZE + 1);
     const events = rows.slice(0, PAGE_SIZE);
     const last = events.at(-1);
     const older = rows.length > PAGE_SIZE && last ? `/dashboard/audit?before=${encodeURIComponent(`${last.created_at}~${last.id}`)}` : null;

@@ -133,12 +133,7 @@ ${table}
 
 /** The account's own key, or the 404 every unknown or foreign key id gets. */
 async function keyOfAccount(ctx: ServiceContext, accountId: string, keyId: string) {
-  const key = await ctx.store.db
-    .selectFrom('account_keys')
-    .select(['id', 'label', 'hint', 'revoked_at'])
-    .where('id', '=', keyId)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  const key = await ctx.store.keys.accountKeyOfAccount(accountId, keyId);
   if (!key) throw new Problem('route_not_found', 'No such account API key in this account.');
   return key;
 }

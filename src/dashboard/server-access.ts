@@ -14,12 +14,7 @@ export interface AccountServer {
 }
 
 export async function serverOfAccount(ctx: ServiceContext, accountId: string, serverId: string): Promise<AccountServer> {
-  const server = await ctx.store.db
-    .selectFrom('servers')
-    .select(['id', 'name', 'mode', 'created_at'])
-    .where('id', '=', serverId)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  const server = await ctx.store.servers.ofAccount(accountId, serverId);
   if (!server) throw new Problem('route_not_found', 'No such server in this account.');
   return server;
 }

@@ -3,7 +3,7 @@ import { newId } from '../ids.js';
 import { generateKey, keyDigest, keyHint } from '../keys/format.js';
 import type { AccountKeyRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
-import { lockAccount, type Actor, type ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
 import { requireWellFormed } from './well-formed.js';
 
@@ -65,37 +65,28 @@ export async function createAccountKey(
   const key = generateKey('account');
   const keyId = newId('key');
   await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    if (!(await lockAccount(trx, input.accountId, now))) throw new ServiceError('not_found', `no account ${input.accountId}`);
-    const { count } = await trx
-      .selectFrom('account_keys')
-      .select((eb) => eb.fn.countAll<string | number>().as('count'))
-      .where('account_id', '=', input.accountId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    if (Number(count) >= MAX_ACTIVE_ACCOUNT_KEYS) {
+    // The account row locked first, so two creations at once cannot both pass the count.
+    if (!(await ctx.store.accounts.lock(input.accountId, now))) throw new ServiceError('not_found', `no account ${input.accountId}`);
+    if ((await ctx.store.keys.countUnrevokedAccountKeys(input.accountId)) >= MAX_ACTIVE_ACCOUNT_KEYS) {
       throw new ServiceError('limit', `an account may have at most ${MAX_ACTIVE_ACCOUNT_KEYS} unrevoked keys; revoke one first`);
     }
-    await trx
-      .insertInto('account_keys')
-      .values({
-        id: keyId,
-        account_id: input.accountId,
-        label,
-        environment,
-        digest: keyDigest(key),
-        hint: keyHint(key),
-        created_at: now,
-        created_by: input.actor,
-        last_used_at: null,
-        expires_at: expiresAt,
-        revoked_at: null,
-        revoked_by: null,
-        exposed_origin: null,
-        exposed_at: null,
-      })
-      .execute();
-    await recordAudit(trx, {
+    await ctx.store.keys.addAccountKey({
+      id: keyId,
+      account_id: input.accountId,
+      label,
+      environment,
+      digest: keyDigest(key),
+      hint: keyHint(key),
+      created_at: now,
+      created_by: input.actor,
+      last_used_at: null,
+      expires_at: expiresAt,
+      revoked_at: null,
+      revoked_by: null,
+      exposed_origin: null,
+      exposed_at: null,
+    });
+    await recordAudit(ctx, {
       accountId: input.accountId,
       actor: input.actor,
       action: 'account_key.created',
@@ -107,21 +98,15 @@ export async function createAccountKey(
   return { keyId, key };
 }
 
-/** Revocation is one guarded UPDATE: every node reads the key row on every request, so it holds at once. */
+/** Revocation is one guarded UPDATE, which the guard of every node sees on its very next request. */
 export async function revokeAccountKey(ctx: ServiceContext, keyId: string, actor: Actor): Promise<{ keyId: string; revokedAt: string }> {
   const now = iso(ctx.clock.now());
   return ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    const row = await trx.selectFrom('account_keys').select(['account_id', 'revoked_at', 'hint', 'label']).where('id', '=', keyId).executeTakeFirst();
+    const row = await ctx.store.keys.accountKey(keyId);
     if (!row) throw new ServiceError('not_found', `no account key ${keyId}`);
     if (row.revoked_at) return { keyId, revokedAt: row.revoked_at };
-    await trx
-      .updateTable('account_keys')
-      .set({ revoked_at: now, revoked_by: actor })
-      .where('id', '=', keyId)
-      .where('revoked_at', 'is', null)
-      .execute();
-    await recordAudit(trx, {
+    await ctx.store.keys.revokeAccountKey(keyId, now, actor);
+    await recordAudit(ctx, {
       accountId: row.account_id,
       actor,
       action: 'account_key.revoked',
@@ -134,14 +119,6 @@ export async function revokeAccountKey(ctx: ServiceContext, keyId: string, actor
 }
 
 export async function listAccountKeys(ctx: ServiceContext, accountId: string): Promise<AccountKeyView[]> {
-  const account = await ctx.store.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
-  if (!account) throw new ServiceError('not_found', `no account ${accountId}`);
-  const rows = await ctx.store.db
-    .selectFrom('account_keys')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
-  return rows.map(accountKeyView);
+  if (!(await ctx.store.accounts.exists(accountId))) throw new ServiceError('not_found', `no account ${accountId}`);
+  return (await ctx.store.keys.accountKeysOf(accountId)).map(accountKeyView);
 }

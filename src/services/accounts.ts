@@ -1,6 +1,6 @@
 import { iso } from '../clock.js';
 import { newId } from '../ids.js';
-import type { Db, ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
 import { hashPassword } from './passwords.js';
 import { ServiceError } from './service-error.js';
 import { requireWellFormed } from './well-formed.js';
@@ -11,7 +11,7 @@ export async function createAccount(
   ctx: ServiceContext,
   input: { name: string; email: string; password?: string },
   /** Run first inside the account's transaction; it may throw to make nothing (the dashboard's sign-up policy). */
-  options: { before?: (trx: Db) => Promise<void> } = {},
+  options: { before?: () => Promise<void> } = {},
 ): Promise<{ accountId: string; userId: string }> {
   const name = input.name.trim();
   const email = input.email.trim().toLowerCase();
@@ -26,15 +26,10 @@ export async function createAccount(
   const accountId = newId('acct');
   const userId = newId('usr');
   await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    await options.before?.(trx);
-    const taken = await trx.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();
-    if (taken) throw new ServiceError('conflict', 'a member with that email already exists');
-    await trx.insertInto('accounts').values({ id: accountId, name, created_at: now, updated_at: now }).execute();
-    await trx
-      .insertInto('members')
-      .values({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now })
-      .execute();
+    await options.before?.();
+    if (await ctx.store.accounts.memberByEmail(email)) throw new ServiceError('conflict', 'a member with that email already exists');
+    await ctx.store.accounts.create({ id: accountId, name, created_at: now, updated_at: now });
+    await ctx.store.accounts.addMember({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now });
   });
   return { accountId, userId };
 }

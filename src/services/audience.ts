@@ -2,9 +2,9 @@
 import { iso } from '../clock.js';
 import { sameText } from '../digest.js';
 import { Problem } from '../errors.js';
-import type { CredentialRow } from '../store/schema.js';
+import type { CredentialSummaryRow } from '../store/audience-repository.js';
 import { recordAudit } from './audit.js';
-import type { Actor, Db, ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 import { openCredentialSecret } from './credentials.js';
 import { revokeAtProvider, type ProviderRevocation } from './provider-revocation.js';
 import { oauthClientSettings } from './providers.js';
@@ -42,9 +42,7 @@ export interface MemberPage {
   nextCursor: string | null;
 }
 
-type SummaryRow = Pick<CredentialRow, 'id' | 'provider' | 'type' | 'status' | 'connected_at' | 'updated_at'>;
-
-function summary(row: SummaryRow): CredentialSummary {
+function summary(row: CredentialSummaryRow): CredentialSummary {
   return { id: row.id, provider: row.provider, type: row.type, status: row.status, connectedAt: row.connected_at, updatedAt: row.updated_at };
 }
 
@@ -79,53 +77,16 @@ export interface PageQuery {
 }
 
 /**
- * One page of members after a position: an index range scan on (server, createdAt, externalUserId)
- * with no sort, so a page costs the same at any depth; the filters are checked row by row on it.
+ * One page of members after the cursor's position, oldest first, then by id. The repository finds it
+ * in list order on an index (or sorts a bounded set of prefix matches), so its cost does not grow with
+ * the audience (CONTRACT 2.5). One row more than the limit tells whether there is a next page.
  */
-export function memberPageQuery(db: Db, serverId: string, query: PageQuery, after: [string, string] | null) {
-  let select = db
-    .selectFrom('audience_members as m')
-    .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at'])
-    .where('m.server_id', '=', serverId);
-  if (after) {
-    select = select.where((eb) => eb(eb.refTuple('m.created_at', 'm.external_user_id'), '>', eb.tuple(after[0], after[1])));
-  }
-  if (query.prefix) {
-    const prefix = query.prefix;
-    // substr() compares exactly (LIKE would fold case on SQLite and treat % and _ as wildcards).
-    select = select.where((eb) => eb(eb.fn('substr', ['m.external_user_id', eb.val(1), eb.val([...prefix].length)]), '=', prefix));
-  }
-  if (query.provider) {
-    const provider = query.provider;
-    select = select.where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('credentials as c')
-          .select('c.id')
-          .whereRef('c.member_id', '=', 'm.id')
-          .where('c.provider', '=', provider)
-          .where('c.status', '=', 'active'),
-      ),
-    );
-  }
-  return select.orderBy('m.created_at').orderBy('m.external_user_id').limit(query.limit + 1);
-}
-
 export async function listMembers(ctx: ServiceContext, serverId: string, query: PageQuery): Promise<MemberPage> {
   const after = query.cursor === undefined ? null : decodeCursor(ctx, query.cursor);
-  const rows = await memberPageQuery(ctx.store.db, serverId, query, after).execute();
+  const filter = { provider: query.provider, prefix: query.prefix };
+  const rows = await ctx.store.audience.pageOf(serverId, filter, after, query.limit + 1);
   const page = rows.slice(0, query.limit);
-  const credentials = page.length
-    ? await ctx.store.db
-        .selectFrom('credentials')
-        .select(['id', 'member_id', 'provider', 'type', 'status', 'connected_at', 'updated_at'])
-        .where(
-          'member_id',
-          'in',
-          page.map((r) => r.id),
-        )
-        .orderBy('provider')
-        .execute()
-    : [];
+  const credentials = await ctx.store.audience.summariesOfMembers(page.map((r) => r.id));
   const byMember = new Map<string, CredentialSummary[]>();
   for (const row of credentials) {
     const list = byMember.get(row.member_id) ?? [];
@@ -210,35 +171,17 @@ export async function revokeMember(
 ): Promise<{ externalUserId: string; revoked: RevokedCredential[] }> {
   const now = iso(ctx.clock.now());
   const erased = await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    const member = await trx
-      .selectFrom('audience_members')
-      .select('id')
-      .where('server_id', '=', input.serverId)
-      .where('external_user_id', '=', input.externalUserId)
-      .executeTakeFirst();
-    if (!member) throw notFound();
-    let credentials = trx.selectFrom('credentials').selectAll().where('member_id', '=', member.id);
-    if (input.provider) credentials = credentials.where('provider', '=', input.provider);
-    const rows = await credentials.orderBy('provider').execute();
+    const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId);
+    if (memberId === undefined) throw notFound();
+    const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
     if (input.provider && rows.length === 0) {
       throw new Problem('credential_not_found', `End user ${JSON.stringify(input.externalUserId)} has no credential of provider "${input.provider}".`);
     }
-    if (rows.length) await trx.deleteFrom('credentials').where('id', 'in', rows.map((r) => r.id)).execute();
-    // A flow whose code is being swapped right now is cancelled too: its tokens are then revoked, not stored.
-    for (const [table, open] of [['static_form_sessions', ['pending']], ['oauth_flows', ['pending', 'exchanging']]] as const) {
-      let pending = trx
-        .updateTable(table)
-        .set({ status: 'cancelled', completed_at: now })
-        .where('server_id', '=', input.serverId)
-        .where('external_user_id', '=', input.externalUserId)
-        .where('status', 'in', open);
-      if (input.provider) pending = pending.where('provider', '=', input.provider);
-      await pending.execute();
-    }
-    if (!input.provider) await trx.deleteFrom('audience_members').where('id', '=', member.id).execute();
+    await ctx.store.audience.deleteCredentials(rows.map((r) => r.id));
+    await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
+    if (!input.provider) await ctx.store.audience.removeMember(memberId);
     for (const row of rows) {
-      await recordAudit(trx, {
+      await recordAudit(ctx, {
         accountId: input.accountId,
         serverId: input.serverId,
         actor: input.actor,
@@ -271,13 +214,6 @@ export async function findMemberCredential(
   externalUserId: string,
   provider: string,
 ): Promise<CredentialSummary | null> {
-  const row = await ctx.store.db
-    .selectFrom('audience_members as m')
-    .innerJoin('credentials as c', 'c.member_id', 'm.id')
-    .select(['c.id', 'c.provider', 'c.type', 'c.status', 'c.connected_at', 'c.updated_at'])
-    .where('m.server_id', '=', serverId)
-    .where('m.external_user_id', '=', externalUserId)
-    .where('c.provider', '=', provider)
-    .executeTakeFirst();
+  const row = await ctx.store.audience.summaryOf(serverId, externalUserId, provider);
   return row ? summary(row) : null;
 }

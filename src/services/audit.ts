@@ -1,5 +1,4 @@
-import { newId } from '../ids.js';
-import type { Actor, Db } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 
 export type AuditAction =
   | 'account_key.created'
@@ -25,19 +24,18 @@ export interface AuditEvent {
   at: string;
 }
 
-/** Written in the same transaction as the change it describes, so the trail never disagrees with the data. */
-export async function recordAudit(db: Db, event: AuditEvent): Promise<void> {
-  await db
-    .insertInto('audit_events')
-    .values({
-      id: newId('evt'),
-      account_id: event.accountId,
-      server_id: event.serverId ?? null,
-      actor: event.actor,
-      action: event.action,
-      target_id: event.targetId,
-      detail: JSON.stringify(event.detail ?? {}),
-      created_at: event.at,
-    })
-    .execute();
+/**
+ * Called inside the transaction of the change it describes (the ambient one), so the trail never
+ * disagrees with the data. Only the actions above are written.
+ */
+export async function recordAudit(ctx: ServiceContext, event: AuditEvent): Promise<void> {
+  await ctx.store.audit.record({
+    account_id: event.accountId,
+    server_id: event.serverId ?? null,
+    actor: event.actor,
+    action: event.action,
+    target_id: event.targetId,
+    detail: JSON.stringify(event.detail ?? {}),
+    created_at: event.at,
+  });
 }

@@ -35,12 +35,3 @@ export type { Db };
 export type Actor = string;
 export const CLI_ACTOR: Actor = 'cli';
 
-/**
- * The first statement of a transaction that must not race another one on the same account: a write
- * to the account row takes SQLite's write lock at once and PostgreSQL's row lock, so counts read after
- * it stay true until commit.
- */
-export async function lockAccount(trx: Db, accountId: string, now: string): Promise<boolean> {
-  const result = await trx.updateTable('accounts').set({ updated_at: now }).where('id', '=', accountId).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}

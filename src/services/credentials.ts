@@ -64,7 +64,7 @@ export async function storeCredential(ctx: ServiceContext, trx: Db, input: NewCr
       .executeTakeFirst()) ?? null;
   if (replaced) {
     await trx.deleteFrom('credentials').where('id', '=', replaced.id).execute();
-    await recordAudit(trx, {
+    await recordAudit(ctx, {
       accountId: input.accountId,
       serverId: input.serverId,
       actor: input.actor,
@@ -97,7 +97,7 @@ export async function storeCredential(ctx: ServiceContext, trx: Db, input: NewCr
       refresh_attempted_at: null,
     })
     .execute();
-  await recordAudit(trx, {
+  await recordAudit(ctx, {
     accountId: input.accountId,
     serverId: input.serverId,
     actor: input.actor,

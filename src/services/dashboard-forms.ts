@@ -21,16 +21,10 @@ export function newFormNonce(): string {
  */
 export async function claimFormNonce(ctx: ServiceContext, nonce: string): Promise<boolean> {
   const now = ctx.clock.now();
-  const row = await ctx.store.db
-    .insertInto('dashboard_form_uses')
-    .values({ nonce, used_at: iso(now), expires_at: iso(addSeconds(now, SESSION_SECONDS)) })
-    .onConflict((oc) => oc.column('nonce').doNothing())
-    .returning('nonce')
-    .executeTakeFirst();
-  return row !== undefined;
+  return ctx.store.sessions.claimFormNonce(nonce, iso(now), iso(addSeconds(now, SESSION_SECONDS)));
 }
 
 /** Gives a claimed nonce back when its submission was refused and made nothing, so sending it again may act. */
 export async function releaseFormNonce(ctx: ServiceContext, nonce: string): Promise<void> {
-  await ctx.store.db.deleteFrom('dashboard_form_uses').where('nonce', '=', nonce).execute();
+  await ctx.store.sessions.releaseFormNonce(nonce);
 }

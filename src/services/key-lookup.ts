@@ -27,7 +27,7 @@ export async function recordBrowserExposure(ctx: ServiceContext, digest: string,
   const threshold = iso(new Date(now.getTime() - TOUCH_INTERVAL_MS));
   await ctx.store.transaction(async () => {
     if (!(await ctx.store.authLookups.recordExposure(key.id, origin, at, threshold))) return;
-    await recordAudit(ctx.store.current, {
+    await recordAudit(ctx, {
       accountId: key.account_id,
       actor: 'browser',
       action: 'account_key.browser_exposure',

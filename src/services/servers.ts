@@ -2,7 +2,7 @@ import { addSeconds, iso } from '../clock.js';
 import { newId } from '../ids.js';
 import { generateKey, keyDigest, keyHint } from '../keys/format.js';
 import { recordAudit } from './audit.js';
-import type { Actor, Db, ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
 import { requireWellFormed } from './well-formed.js';
 
@@ -10,17 +10,15 @@ export type ServerMode = 'business' | 'personal';
 export const SERVER_MODES: readonly ServerMode[] = ['business', 'personal'];
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
-async function insertServerKey(db: Db, serverId: string, now: string): Promise<string> {
+/** A new current key for the server; the key itself is returned once and only its digest is stored. */
+async function addServerKey(ctx: ServiceContext, serverId: string, now: string): Promise<string> {
   const key = generateKey('server');
-  await db
-    .insertInto('server_keys')
-    .values({ id: newId('skey'), server_id: serverId, digest: keyDigest(key), hint: keyHint(key), created_at: now, expires_at: null })
-    .execute();
+  await ctx.store.keys.addServerKey({ id: newId('skey'), server_id: serverId, digest: keyDigest(key), hint: keyHint(key), created_at: now, expires_at: null });
   return key;
 }
 
 export async function getServer(ctx: ServiceContext, serverId: string) {
-  const server = await ctx.store.db.selectFrom('servers').selectAll().where('id', '=', serverId).executeTakeFirst();
+  const server = await ctx.store.servers.byId(serverId);
   if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
   return server;
 }
@@ -36,15 +34,10 @@ export async function createServer(
   const now = iso(ctx.clock.now());
   const serverId = newId('srv');
   const serverKey = await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    const account = await trx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
-    if (!account) throw new ServiceError('not_found', `no account ${input.accountId}`);
-    await trx
-      .insertInto('servers')
-      .values({ id: serverId, account_id: input.accountId, name, mode: input.mode, created_at: now, updated_at: now })
-      .execute();
-    const key = await insertServerKey(trx, serverId, now);
-    await recordAudit(trx, {
+    if (!(await ctx.store.accounts.exists(input.accountId))) throw new ServiceError('not_found', `no account ${input.accountId}`);
+    await ctx.store.servers.create({ id: serverId, account_id: input.accountId, name, mode: input.mode, created_at: now, updated_at: now });
+    const key = await addServerKey(ctx, serverId, now);
+    await recordAudit(ctx, {
       accountId: input.accountId,
       serverId,
       actor: input.actor,
@@ -62,11 +55,9 @@ export async function setServerMode(ctx: ServiceContext, serverId: string, mode:
   if (!SERVER_MODES.includes(mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    const server = await trx.selectFrom('servers').select(['account_id', 'mode']).where('id', '=', serverId).executeTakeFirst();
-    if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
-    await trx.updateTable('servers').set({ mode, updated_at: now }).where('id', '=', serverId).execute();
-    await recordAudit(trx, {
+    const server = await getServer(ctx, serverId);
+    await ctx.store.servers.setMode(serverId, mode, now);
+    await recordAudit(ctx, {
       accountId: server.account_id,
       serverId,
       actor,
@@ -90,17 +81,10 @@ export async function rotateServerKey(ctx: ServiceContext, serverId: string, gra
   const nowDate = ctx.clock.now();
   const now = iso(nowDate);
   const serverKey = await ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    const server = await trx.selectFrom('servers').select('account_id').where('id', '=', serverId).executeTakeFirst();
-    if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
-    await trx
-      .updateTable('server_keys')
-      .set({ expires_at: iso(addSeconds(nowDate, graceSeconds)) })
-      .where('server_id', '=', serverId)
-      .where('expires_at', 'is', null)
-      .execute();
-    const key = await insertServerKey(trx, serverId, now);
-    await recordAudit(trx, {
+    const server = await getServer(ctx, serverId);
+    await ctx.store.keys.endCurrentServerKeys(serverId, iso(addSeconds(nowDate, graceSeconds)));
+    const key = await addServerKey(ctx, serverId, now);
+    await recordAudit(ctx, {
       accountId: server.account_id,
       serverId,
       actor,
@@ -133,33 +117,16 @@ export async function allowRedirectUri(ctx: ServiceContext, serverId: string, ur
   checkRedirectUri(uri);
   const now = iso(ctx.clock.now());
   await getServer(ctx, serverId);
-  await ctx.store.db
-    .insertInto('server_redirect_uris')
-    .values({ server_id: serverId, uri, created_at: now })
-    .onConflict((oc) => oc.columns(['server_id', 'uri']).doNothing())
-    .execute();
+  await ctx.store.servers.allowRedirectUri(serverId, uri, now);
   return { serverId, redirectUris: await listRedirectUris(ctx, serverId) };
 }
 
-export async function listRedirectUris(ctx: ServiceContext, serverId: string): Promise<string[]> {
-  const rows = await ctx.store.db
-    .selectFrom('server_redirect_uris')
-    .select('uri')
-    .where('server_id', '=', serverId)
-    .orderBy('created_at')
-    .orderBy('uri')
-    .execute();
-  return rows.map((r) => r.uri);
+export function listRedirectUris(ctx: ServiceContext, serverId: string): Promise<string[]> {
+  return ctx.store.servers.redirectUris(serverId);
 }
 
-export async function isRedirectUriAllowed(ctx: ServiceContext, serverId: string, uri: string, db: Db = ctx.store.db): Promise<boolean> {
-  const row = await db
-    .selectFrom('server_redirect_uris')
-    .select('uri')
-    .where('server_id', '=', serverId)
-    .where('uri', '=', uri)
-    .executeTakeFirst();
-  return row !== undefined;
+export function isRedirectUriAllowed(ctx: ServiceContext, serverId: string, uri: string): Promise<boolean> {
+  return ctx.store.servers.isRedirectUriAllowed(serverId, uri);
 }
 
 // ---- Added for the dashboard's Servers pages (src/dashboard/server-pages.ts) ----
@@ -175,28 +142,7 @@ export interface AccountServerRow {
 
 /** An account's servers, oldest first, each with its current key's hint: the Servers page's table. */
 export async function listServersOfAccount(ctx: ServiceContext, accountId: string): Promise<AccountServerRow[]> {
-  const rows = await ctx.store.db
-    .selectFrom('servers')
-    .select((eb) => [
-      'servers.id',
-      'servers.name',
-      'servers.mode',
-      'servers.created_at',
-      // A subquery rather than a join: two racing rotations could leave two current keys, and the
-      // table must still show each server once.
-      eb
-        .selectFrom('server_keys')
-        .select('server_keys.hint')
-        .whereRef('server_keys.server_id', '=', 'servers.id')
-        .where('server_keys.expires_at', 'is', null)
-        .orderBy('server_keys.created_at', 'desc')
-        .limit(1)
-        .as('key_hint'),
-    ])
-    .where('servers.account_id', '=', accountId)
-    .orderBy('servers.created_at')
-    .orderBy('servers.id')
-    .execute();
+  const rows = await ctx.store.servers.listOfAccount(accountId);
   return rows.map((r) => ({ id: r.id, name: r.name, mode: r.mode, createdAt: r.created_at, keyHint: r.key_hint ?? null }));
 }
 
@@ -210,14 +156,7 @@ export interface LiveServerKey {
 /** The keys of a server that still open the API now: the current one and those still in their grace period, newest first. */
 export async function listLiveServerKeys(ctx: ServiceContext, serverId: string): Promise<LiveServerKey[]> {
   const now = iso(ctx.clock.now());
-  const rows = await ctx.store.db
-    .selectFrom('server_keys')
-    .select(['hint', 'created_at', 'expires_at'])
-    .where('server_id', '=', serverId)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .execute();
+  const rows = await ctx.store.keys.liveServerKeys(serverId, now);
   return rows.map((r) => ({ hint: r.hint, createdAt: r.created_at, expiresAt: r.expires_at }));
 }
 
@@ -226,6 +165,5 @@ export async function listLiveServerKeys(ctx: ServiceContext, serverId: string):
  * action list has none for redirect URIs (allowRedirectUri writes none either).
  */
 export async function removeRedirectUri(ctx: ServiceContext, serverId: string, uri: string): Promise<boolean> {
-  const result = await ctx.store.db.deleteFrom('server_redirect_uris').where('server_id', '=', serverId).where('uri', '=', uri).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return ctx.store.servers.removeRedirectUri(serverId, uri);
 }

@@ -7,12 +7,11 @@
  * answers the same whether it made an account or found the email taken.
  */
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import { addSeconds, iso } from '../clock.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import { createAccount } from './accounts.js';
-import type { Db, ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { ServiceError } from './service-error.js';
 import { clearSignInAttempts, MAX_SIGN_IN_ATTEMPTS, takeSignInAttempt } from './sign-in-attempts.js';
@@ -31,22 +30,22 @@ export interface MemberSession {
 async function createSession(ctx: ServiceContext, memberId: string): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
-  await ctx.store.db
-    .insertInto('dashboard_sessions')
-    .values({ id: newId('ses'), token_digest: sha256Hex(token), member_id: memberId, created_at: iso(now), expires_at: iso(addSeconds(now, SESSION_SECONDS)) })
-    .execute();
+  await ctx.store.sessions.create({
+    id: newId('ses'),
+    token_digest: sha256Hex(token),
+    member_id: memberId,
+    created_at: iso(now),
+    expires_at: iso(addSeconds(now, SESSION_SECONDS)),
+  });
   return token;
 }
 
 /** Whether the dashboard's "Create account" may make an account now (KEYWARD_SIGNUP, CONTRACT 5). */
-export async function signUpAllowed(ctx: ServiceContext, db: Db = ctx.store.db): Promise<boolean> {
+export async function signUpAllowed(ctx: ServiceContext): Promise<boolean> {
   if (ctx.signup === 'open') return true;
   if (ctx.signup === 'closed') return false;
-  return (await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) === undefined;
+  return !(await ctx.store.accounts.anyExists());
 }
-
-/** Any fixed number, the same on every node: the key of the `first` sign-up's advisory lock. */
-const FIRST_SIGN_UP_LOCK = 0x6b657977; // 'keyw'
 
 /** Thrown inside the account's transaction when `first` found an account there: it makes nothing. */
 class SignUpRefused extends Error {}
@@ -59,11 +58,11 @@ export type SignUpResult = 'submitted' | 'refused';
 
 export async function signUp(ctx: ServiceContext, input: { accountName: string; email: string; password: string }): Promise<SignUpResult> {
   if (!(await signUpAllowed(ctx))) return 'refused';
-  // With `first`, two sign-ups at once must not both find the instance empty: PostgreSQL serialises
-  // them on an advisory lock; SQLite's transactions begin IMMEDIATE, which serialises them already.
-  const onlyFirst = async (trx: Db) => {
-    if (ctx.store.engine === 'postgres') await sql`select pg_advisory_xact_lock(${FIRST_SIGN_UP_LOCK})`.execute(trx);
-    if (!(await signUpAllowed(ctx, trx))) throw new SignUpRefused();
+  // With `first`, two sign-ups at once must not both find the instance empty: they are serialised
+  // (lockFirstSignUp) and look again inside the account's transaction.
+  const onlyFirst = async () => {
+    await ctx.store.accounts.lockFirstSignUp();
+    if (!(await signUpAllowed(ctx))) throw new SignUpRefused();
   };
   try {
     await createAccount(ctx, { name: input.accountName, email: input.email, password: input.password }, ctx.signup === 'first' ? { before: onlyFirst } : {});
@@ -89,7 +88,7 @@ export async function signIn(ctx: ServiceContext, input: { email: string; passwo
   const email = input.email.trim().toLowerCase();
   const attempt = await takeSignInAttempt(ctx, email, ctx.clock.now());
   if (!attempt.taken) return { ok: false, reason: 'locked', until: attempt.lockedUntil };
-  const member = await ctx.store.db.selectFrom('members').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
+  const member = await ctx.store.accounts.memberByEmail(email);
   const good = await verifyPassword(input.password, member?.password_hash ?? (await DECOY_HASH));
   if (!member || !member.password_hash || !good) {
     return { ok: false, reason: 'invalid', lockedUntil: attempt.attempts >= MAX_SIGN_IN_ATTEMPTS ? attempt.windowEnds : null };
@@ -100,17 +99,9 @@ export async function signIn(ctx: ServiceContext, input: { email: string; passwo
 
 export async function openSession(ctx: ServiceContext, token: string): Promise<MemberSession | null> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-  const row = await ctx.store.db
-    .selectFrom('dashboard_sessions as s')
-    .innerJoin('members as m', 'm.id', 's.member_id')
-    .innerJoin('accounts as a', 'a.id', 'm.account_id')
-    .select(['s.id as sessionId', 'm.id as memberId', 'm.account_id as accountId', 'm.email', 'a.name as accountName'])
-    .where('s.token_digest', '=', sha256Hex(token))
-    .where('s.expires_at', '>', iso(ctx.clock.now()))
-    .executeTakeFirst();
-  return row ?? null;
+  return (await ctx.store.sessions.memberSession(sha256Hex(token), iso(ctx.clock.now()))) ?? null;
 }
 
 export async function endSession(ctx: ServiceContext, token: string): Promise<void> {
-  await ctx.store.db.deleteFrom('dashboard_sessions').where('token_digest', '=', sha256Hex(token)).execute();
+  await ctx.store.sessions.end(sha256Hex(token));
 }

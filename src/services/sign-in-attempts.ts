@@ -7,7 +7,6 @@
  * email, not by member, so an email without an account is counted and locked exactly like one with
  * an account, and a leaked table does not list the emails that were tried.
  */
-import { sql } from 'kysely';
 import { addSeconds, iso } from '../clock.js';
 import type { ServiceContext } from './context.js';
 
@@ -30,29 +29,13 @@ export async function takeSignInAttempt(ctx: ServiceContext, email: string, now:
   const mac = emailMac(ctx, email);
   const at = iso(now);
   const ends = iso(addSeconds(now, LOCK_SECONDS));
-  // One statement: the conflict's WHERE refuses the attempt once the count is full, and the row lock
-  // (PostgreSQL) or the write lock (SQLite) makes concurrent takers line up behind each other.
-  const row = await ctx.store.db
-    .insertInto('sign_in_attempts')
-    .values({ email_mac: mac, attempts: 1, window_ends: ends })
-    .onConflict((oc) =>
-      oc
-        .column('email_mac')
-        .doUpdateSet({
-          attempts: sql<number>`case when sign_in_attempts.window_ends <= ${at} then 1 else sign_in_attempts.attempts + 1 end`,
-          window_ends: ends,
-        })
-        .where((eb) => eb.or([eb('sign_in_attempts.attempts', '<', MAX_SIGN_IN_ATTEMPTS), eb('sign_in_attempts.window_ends', '<=', at)])),
-    )
-    .returning(['attempts', 'window_ends'])
-    .executeTakeFirst();
-  if (row) return { taken: true, attempts: Number(row.attempts), windowEnds: row.window_ends };
-  const locked = await ctx.store.db.selectFrom('sign_in_attempts').select('window_ends').where('email_mac', '=', mac).executeTakeFirst();
+  const taken = await ctx.store.sessions.takeSignInAttempt(mac, at, ends, MAX_SIGN_IN_ATTEMPTS);
+  if (taken) return { taken: true, ...taken };
   // The row can only be gone if a good sign-in cleared it meanwhile; the caller may simply retry later.
-  return { taken: false, lockedUntil: locked?.window_ends ?? ends };
+  return { taken: false, lockedUntil: (await ctx.store.sessions.signInWindowEnd(mac)) ?? ends };
 }
 
 /** A good password clears the count. */
 export async function clearSignInAttempts(ctx: ServiceContext, email: string): Promise<void> {
-  await ctx.store.db.deleteFrom('sign_in_attempts').where('email_mac', '=', emailMac(ctx, email)).execute();
+  await ctx.store.sessions.clearSignInAttempts(emailMac(ctx, email));
 }

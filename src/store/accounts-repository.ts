@@ -1,4 +1,58 @@
 /** Accounts and the members who sign in to their dashboard (tables accounts, members). */
+import { sql, type Insertable } from 'kysely';
 import { Repository } from './repository.js';
+import type { AccountsTable, MembersTable } from './schema.js';
 
-export class AccountsRepository extends Repository {}
+/** Any fixed number, the same on every node: the key of the `first` sign-up's advisory lock. */
+const FIRST_SIGN_UP_LOCK = 0x6b657977; // 'keyw'
+
+export class AccountsRepository extends Repository {
+  async exists(accountId: string): Promise<boolean> {
+    return (await this.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst()) !== undefined;
+  }
+
+  /** Whether the instance has any account at all (the `first` sign-up policy). */
+  async anyExists(): Promise<boolean> {
+    return (await this.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) !== undefined;
+  }
+
+  async create(account: Insertable<AccountsTable>): Promise<void> {
+    await this.db.insertInto('accounts').values(account).execute();
+  }
+
+  /**
+   * The first statement of a transaction that must not race another one on the same account: a write
+   * to the account row takes SQLite's write lock at once and PostgreSQL's row lock, so counts read after
+   * it stay true until commit. False when there is no such account.
+   */
+  async lock(accountId: string, at: string): Promise<boolean> {
+    const result = await this.db.updateTable('accounts').set({ updated_at: at }).where('id', '=', accountId).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * Serialises the sign-ups that may only make the instance's first account, until the transaction
+   * ends, so two of them cannot both find it empty: an advisory lock on PostgreSQL; nothing on SQLite,
+   * whose transactions begin IMMEDIATE and are serialised already.
+   */
+  async lockFirstSignUp(): Promise<void> {
+    // Outside a transaction the lock would end with its own statement and serialise nothing.
+    if (!this.connections.inTransaction) throw new Error('lockFirstSignUp must run inside a transaction');
+    if (this.connections.engine === 'postgres') await sql`select pg_advisory_xact_lock(${FIRST_SIGN_UP_LOCK})`.execute(this.db);
+  }
+
+  async addMember(member: Insertable<MembersTable>): Promise<void> {
+    await this.db.insertInto('members').values(member).execute();
+  }
+
+  /** The member who signs in with this (normalised) email, with the hash to check the password against. */
+  memberByEmail(email: string) {
+    return this.db.selectFrom('members').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
+  }
+
+  /** The emails of those of `memberIds` who are members of the account (another account's never). */
+  memberEmails(accountId: string, memberIds: readonly string[]) {
+    if (memberIds.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('members').select(['id', 'email']).where('account_id', '=', accountId).where('id', 'in', memberIds).execute();
+  }
+}

@@ -1,4 +1,77 @@
 /** Dashboard sign-in state: sessions, sign-in attempts per email, used one-time form nonces. */
+import { sql, type Insertable } from 'kysely';
 import { Repository } from './repository.js';
+import type { DashboardSessionsTable } from './schema.js';
 
-export class SessionsRepository extends Repository {}
+export class SessionsRepository extends Repository {
+  async create(session: Insertable<DashboardSessionsTable>): Promise<void> {
+    await this.db.insertInto('dashboard_sessions').values(session).execute();
+  }
+
+  /** The session of this token digest if it is still live at `now`, with its member and account. */
+  memberSession(tokenDigest: string, now: string) {
+    return this.db
+      .selectFrom('dashboard_sessions as s')
+      .innerJoin('members as m', 'm.id', 's.member_id')
+      .innerJoin('accounts as a', 'a.id', 'm.account_id')
+      .select(['s.id as sessionId', 'm.id as memberId', 'm.account_id as accountId', 'm.email', 'a.name as accountName'])
+      .where('s.token_digest', '=', tokenDigest)
+      .where('s.expires_at', '>', now)
+      .executeTakeFirst();
+  }
+
+  async end(tokenDigest: string): Promise<void> {
+    await this.db.deleteFrom('dashboard_sessions').where('token_digest', '=', tokenDigest).execute();
+  }
+
+  /**
+   * Counts one sign-in attempt for the email's MAC and moves its window's end to `windowEnds`, unless
+   * `max` attempts were already counted in a window that has not ended at `at`: then nothing changes
+   * and the result is undefined. A window that ended starts a fresh count with this attempt.
+   *
+   * One statement: the conflict's WHERE refuses the attempt once the count is full, and the row lock
+   * (PostgreSQL) or the write lock (SQLite) makes concurrent takers line up behind each other.
+   */
+  async takeSignInAttempt(emailMac: string, at: string, windowEnds: string, max: number) {
+    const row = await this.db
+      .insertInto('sign_in_attempts')
+      .values({ email_mac: emailMac, attempts: 1, window_ends: windowEnds })
+      .onConflict((oc) =>
+        oc
+          .column('email_mac')
+          .doUpdateSet({
+            attempts: sql<number>`case when sign_in_attempts.window_ends <= ${at} then 1 else sign_in_attempts.attempts + 1 end`,
+            window_ends: windowEnds,
+          })
+          .where((eb) => eb.or([eb('sign_in_attempts.attempts', '<', max), eb('sign_in_attempts.window_ends', '<=', at)])),
+      )
+      .returning(['attempts', 'window_ends'])
+      .executeTakeFirst();
+    return row && { attempts: Number(row.attempts), windowEnds: row.window_ends };
+  }
+
+  /** When the email's current window ends; undefined when it has no count. */
+  async signInWindowEnd(emailMac: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('sign_in_attempts').select('window_ends').where('email_mac', '=', emailMac).executeTakeFirst();
+    return row?.window_ends;
+  }
+
+  async clearSignInAttempts(emailMac: string): Promise<void> {
+    await this.db.deleteFrom('sign_in_attempts').where('email_mac', '=', emailMac).execute();
+  }
+
+  /** Records a form nonce as used; false when it was used already (the primary key decides, on every node). */
+  async claimFormNonce(nonce: string, usedAt: string, expiresAt: string): Promise<boolean> {
+    const row = await this.db
+      .insertInto('dashboard_form_uses')
+      .values({ nonce, used_at: usedAt, expires_at: expiresAt })
+      .onConflict((oc) => oc.column('nonce').doNothing())
+      .returning('nonce')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async releaseFormNonce(nonce: string): Promise<void> {
+    await this.db.deleteFrom('dashboard_form_uses').where('nonce', '=', nonce).execute();
+  }
+}

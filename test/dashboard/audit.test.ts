@@ -80,12 +80,12 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     // The API and the hosted pages write these actors; recorded here directly to check how they are named.
     t.clock.advance(1);
     const at = iso(t.clock.now());
-    await recordAudit(t.ctx.store.db, {
+    await recordAudit(t.ctx, {
       accountId, serverId, actor: 'end_user:cfs_1', action: 'credential.connected', targetId: 'cred_1',
       detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' }, at,
     });
     t.clock.advance(1);
-    await recordAudit(t.ctx.store.db, {
+    await recordAudit(t.ctx, {
       accountId, serverId, actor: `api:${keyId}`, action: 'credential.revoked', targetId: 'cred_1',
       detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' }, at: iso(t.clock.now()),
     });
