@@ -5,21 +5,26 @@
  * /v1 paths are guarded too (a caller without keys learns nothing about which routes exist), and the
  * rate limit is announced on every response there.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementGuard } from '../auth/guard.js';
-import { WindowCounter } from '../auth/rate-limit.js';
+import { KeyQuota } from '../auth/key-quota.js';
+import { AddressLimit } from '../auth/rate-limit.js';
 import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 
-export type GuardHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+export interface GuardHook {
+  (request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Gives back this node's unspent rate-limit leases, so other nodes can use them (the app's onClose). */
+  close(log: FastifyBaseLogger): Promise<void>;
+}
 
 export function managementGuard(ctx: ServiceContext, limits: { perKey: number; failuresPerAddress: number }): GuardHook {
-  const keyLimits = new WindowCounter(limits.perKey);
-  const failures = new WindowCounter(limits.failuresPerAddress);
+  const keyLimits = new KeyQuota(ctx.store.rateLimits, ctx.clock, limits.perKey);
+  const failures = new AddressLimit(limits.failuresPerAddress);
   const guard = new ManagementGuard(ctx, keyLimits);
   const policy = `"default";q=${limits.perKey};w=60`;
 
-  return async (request, reply) => {
+  const hook = async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('ratelimit-policy', policy);
     try {
       const { auth, rateLimit } = await guard.check({ method: request.method, headers: request.headers, rawHeaders: request.raw.rawHeaders });
@@ -42,4 +47,15 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
       throw error;
     }
   };
+
+  const close = async (log: FastifyBaseLogger) => {
+    try {
+      const returned = await keyLimits.close();
+      if (returned > 0) log.info({ returned }, 'unspent rate-limit leases given back');
+    } catch (error) {
+      // Not fatal: what this node held is lost to the key until its window ends, as if it had died.
+      log.warn({ err: error }, 'could not give back unspent rate-limit leases');
+    }
+  };
+  return Object.assign(hook, { close });
 }

@@ -8,7 +8,8 @@ import { Problem, type ErrorCode } from '../errors.js';
 import { hasKeyShape, isWellFormedKey, keyDigest } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
 import { recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
-import type { WindowCounter, WindowState } from './rate-limit.js';
+import type { KeyQuota } from './key-quota.js';
+import type { WindowState } from './rate-limit.js';
 
 export interface AuthContext {
   accountId: string;
@@ -67,7 +68,7 @@ function cleanOrigin(origin: string): string {
 export class ManagementGuard {
   constructor(
     private readonly ctx: ServiceContext,
-    private readonly keyLimits: WindowCounter,
+    private readonly keyLimits: KeyQuota,
   ) {}
 
   async check(request: GuardRequest): Promise<GuardResult> {
@@ -144,7 +145,7 @@ export class ManagementGuard {
       throw new Problem('server_not_business_mode', 'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.');
     }
     // 15.
-    const rateLimit = this.keyLimits.hit(accountKey.id, now.getTime());
+    const rateLimit = await this.keyLimits.take(accountKey.id, now);
     if (rateLimit.limited) {
       throw new Problem('rate_limited', `This account API key sent more than ${this.keyLimits.limit} requests this minute. Retry after ${rateLimit.resetSeconds} seconds.`, {
         headers: { 'retry-after': String(rateLimit.resetSeconds) },

@@ -1,7 +1,10 @@
 /**
- * Fixed one-minute windows counted in this process's memory. Each node counts on its own, so with N
- * nodes behind a balancer a key can reach up to N times its limit; the README says so.
+ * Per-address limits (CONTRACT 2.1: failed authentications; the dashboard's password checks), counted
+ * in this process's memory in one-minute windows, in bounded memory at a constant cost per request.
+ * (The per-key limit, shared by every node, is key-quota.ts.)
  */
+import ipaddr from 'ipaddr.js';
+
 export interface WindowState {
   /** Requests still allowed in this window (never below 0). */
   remaining: number;
@@ -10,43 +13,78 @@ export interface WindowState {
   limited: boolean;
 }
 
-const WINDOW_MS = 60_000;
-/** Past this many tracked names, windows that have ended are dropped before a new one is added. */
-const PRUNE_AT = 10_000;
+export const WINDOW_MS = 60_000;
 
-export class WindowCounter {
+export function secondsUntil(endMs: number, nowMs: number): number {
+  return Math.max(1, Math.ceil((endMs - nowMs) / 1000));
+}
+
+/**
+ * What one client is counted as: an IPv4 address, or an IPv6 address's /64 (a single host is
+ * commonly given a whole /64, so counting each address would hand it 2^64 budgets). An IPv4-mapped
+ * IPv6 address (::ffff:a.b.c.d, as a dual-stack socket reports IPv4 clients) is its IPv4 address.
+ */
+export function addressGroup(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const prefix = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${prefix.join(':')}::/64`;
+}
+
+/** Groups tracked at most: about 150 bytes each, so some 15 MB at the bound. */
+export const TRACKED_ADDRESSES = 100_000;
+
+/**
+ * Fixed one-minute windows per address group, each starting at the group's first hit. The map is
+ * kept in window-start order (a group whose window restarts is moved to the end), so the oldest
+ * window is always the first entry: ended windows are dropped from the front as hits come, and at the
+ * bound the oldest entry makes room. Every hit is a constant number of map operations, however many
+ * addresses are tracked.
+ *
+ * What an attacker with more address groups than the bound gets: a group's count can be forgotten
+ * before its minute is over, but only after `bound` other groups have been counted since it started;
+ * each of those was itself a counted attempt. So the attempts stay within `limit` per group per
+ * minute plus one per group used to push it out: no more than those many addresses could make anyway.
+ */
+export class AddressLimit {
   readonly #windows = new Map<string, { start: number; count: number }>();
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    readonly bound = TRACKED_ADDRESSES,
+  ) {}
 
-  /** Counts one hit for `name` and says whether it went over the limit. */
-  hit(name: string, nowMs: number): WindowState {
-    const window = this.#current(name, nowMs);
-    window.count += 1;
-    return this.#state(window, nowMs);
+  /** Groups tracked now (at most `bound`). */
+  get size(): number {
+    return this.#windows.size;
   }
 
-  #current(name: string, nowMs: number) {
-    let window = this.#windows.get(name);
+  /** Counts one hit for `address`'s group and says whether it went over the limit. */
+  hit(address: string, nowMs: number): WindowState {
+    this.#dropEnded(nowMs);
+    const group = addressGroup(address);
+    let window = this.#windows.get(group);
     if (!window || nowMs - window.start >= WINDOW_MS) {
+      if (window) this.#windows.delete(group);
+      else if (this.#windows.size >= this.bound) this.#windows.delete(this.#windows.keys().next().value!);
       window = { start: nowMs, count: 0 };
-      if (this.#windows.size >= PRUNE_AT) this.#prune(nowMs);
-      this.#windows.set(name, window);
+      this.#windows.set(group, window);
     }
-    return window;
-  }
-
-  #state(window: { start: number; count: number }, nowMs: number): WindowState {
+    window.count += 1;
     return {
       remaining: Math.max(0, this.limit - window.count),
-      resetSeconds: Math.max(1, Math.ceil((window.start + WINDOW_MS - nowMs) / 1000)),
+      resetSeconds: secondsUntil(window.start + WINDOW_MS, nowMs),
       limited: window.count > this.limit,
     };
   }
 
-  #prune(nowMs: number) {
-    for (const [name, window] of this.#windows) {
-      if (nowMs - window.start >= WINDOW_MS) this.#windows.delete(name);
+  /** Drops up to two ended windows from the front: more than one per hit, so quiet times shrink the map. */
+  #dropEnded(nowMs: number) {
+    for (let i = 0; i < 2; i += 1) {
+      const first = this.#windows.entries().next().value;
+      if (!first || nowMs - first[1].start < WINDOW_MS) return;
+      this.#windows.delete(first[0]);
     }
   }
 }

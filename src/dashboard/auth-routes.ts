@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { WindowCounter } from '../auth/rate-limit.js';
+import { AddressLimit } from '../auth/rate-limit.js';
 import { html } from '../connect/html.js';
 import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
@@ -51,7 +51,7 @@ const lockEnd = (until: string) => `${until.slice(11, 16)} UTC`;
 export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, options: SessionCookies & { passwordChecksPerMinute: number }) {
   // Every sign-in and sign-up is counted before scrypt runs: counting only failures, after the
   // check, let a burst sent at once all be checked before the first one was counted.
-  const fromAddress = new WindowCounter(options.passwordChecksPerMinute);
+  const fromAddress = new AddressLimit(options.passwordChecksPerMinute);
   const overLimit = (request: FastifyRequest) => fromAddress.hit(request.ip, ctx.clock.now().getTime()).limited;
   const anonCsrf = (nonce: string) => ctx.vault.mac(`dashboard-anon-csrf|${nonce}`);
 

@@ -7,6 +7,8 @@ import { masterKeysMigration } from './migrations/004-master-keys.js';
 import { dashboardFormsMigration } from './migrations/005-dashboard-forms.js';
 import { sweepsMigration } from './migrations/006-sweeps.js';
 import { authVersionMigration } from './migrations/007-auth-version.js';
+import { audienceFiltersMigration } from './migrations/008-audience-filters.js';
+import { rateLimitsMigration } from './migrations/009-rate-limits.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -21,6 +23,8 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     '005-dashboard-forms': dashboardFormsMigration(),
     '006-sweeps': sweepsMigration(),
     '007-auth-version': authVersionMigration(store.engine),
+    '008-audience-filters': audienceFiltersMigration(store.engine),
+    '009-rate-limits': rateLimitsMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

@@ -113,6 +113,12 @@ export interface CredentialsTable {
   refresh_lease_holder: string | null;
   /** When the last refresh attempt ended, whatever its outcome. */
   refresh_attempted_at: string | null;
+  /**
+   * Copies of the member's created_at and external_user_id (which never change), so the list's
+   * provider filter walks one index in list order (migration 008).
+   */
+  member_created_at: string;
+  external_user_id: string;
 }
 
 export interface ServerProvidersTable {
@@ -207,6 +213,24 @@ export interface AuthVersionTable {
   version: string | number | bigint;
 }
 
+/**
+ * The per-key rate limit's current window, shared by every node (auth/key-quota.ts): how much of the
+ * key's limit the nodes have leased in it. One row per key, reset when its minute is over.
+ */
+export interface RateLimitWindowsTable {
+  key_id: string;
+  window_start: string;
+  /** Leased to the nodes in this window, at most the limit. */
+  granted: number;
+  /** What the last lease statement granted (its RETURNING reads this). */
+  last_grant: number;
+  /** Nodes that leased in this window, and in the one before: a lease is sized on the larger. */
+  nodes: number;
+  previous_nodes: number;
+  /** Lease statements in this window. */
+  leases: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   members: MembersTable;
@@ -227,6 +251,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   master_keys: MasterKeysTable;
   auth_version: AuthVersionTable;
+  rate_limit_windows: RateLimitWindowsTable;
 }
 
 export type AccountKeyRow = Selectable<AccountKeysTable>;
