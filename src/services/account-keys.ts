@@ -105,7 +105,12 @@ export async function revokeAccountKey(ctx: ServiceContext, keyId: string, actor
     const row = await ctx.store.keys.accountKey(keyId);
     if (!row) throw new ServiceError('not_found', `no account key ${keyId}`);
     if (row.revoked_at) return { keyId, revokedAt: row.revoked_at };
-    await ctx.store.keys.revokeAccountKey(keyId, now, actor);
+    if (!(await ctx.store.keys.revokeAccountKey(keyId, now, actor))) {
+      // Another revocation committed between the read and the UPDATE (PostgreSQL reads before the row
+      // lock): that one revoked the key and wrote the event; this one reports its time.
+      const revoked = await ctx.store.keys.accountKey(keyId);
+      return { keyId, revokedAt: revoked?.revoked_at ?? now };
+    }
     await recordAudit(ctx, {
       accountId: row.account_id,
       actor,

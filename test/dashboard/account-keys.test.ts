@@ -4,7 +4,7 @@
  * their values with the error beside the field; CSRF and other accounts' members change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountKey, listAccountKeys } from '../../src/services/account-keys.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
@@ -212,6 +212,20 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
     const at = view!.browserExposure!.at;
     const page = visible((await client.get(KEYS)).body);
     expect(page).toContain(`Leaky: Used from a browser at https://shop.example on ${at.slice(0, 10)} ${at.slice(11, 16)} UTC — revoke it and generate a new one.`);
+  });
+
+  it('revokes a key once when revocations race: one audit event, and every caller told the same time', async () => {
+    const { accountId } = await newMember();
+    for (let round = 0; round < 5; round++) {
+      const { keyId } = await createAccountKey(t.ctx, { accountId, label: `Raced ${round}`, actor: CLI_ACTOR });
+      // Revoked by the CLI, the dashboard and the CLI again at once: on PostgreSQL the transactions
+      // read the key as live together before their UPDATEs line up on its row.
+      const results = await Promise.all([CLI_ACTOR, 'member:a', CLI_ACTOR, 'member:b'].map((actor) => revokeAccountKey(t.ctx, keyId, actor)));
+      const [view] = (await listAccountKeys(t.ctx, accountId)).filter((k) => k.id === keyId);
+      expect(new Set(results.map((r) => r.revokedAt))).toEqual(new Set([view!.revokedAt]));
+      const events = await t.ctx.store.db.selectFrom('audit_events').select('actor').where('target_id', '=', keyId).where('action', '=', 'account_key.revoked').execute();
+      expect(events.map((e) => e.actor)).toEqual([view!.revokedBy]);
+    }
   });
 
   it('sends a visitor without a session to sign in', async () => {
