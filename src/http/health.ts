@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import type { ServiceContext } from '../services/context.js';
 
 /** GET /healthz: 200 when the database answers, 503 when it does not. No keys needed, nothing secret. */
 export function registerHealth(app: FastifyInstance, ctx: ServiceContext) {
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     try {
-      await sql`select 1`.execute(ctx.store.db);
+      await ctx.store.maintenance.ping();
       return reply.send({ status: 'ok', database: ctx.store.engine });
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: ctx.store.engine });

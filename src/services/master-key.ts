@@ -4,18 +4,14 @@
  * given open every key still in use. A wrong KEYWARD_MASTER_KEY would otherwise start a healthy
  * service that answers 500 on every read and seals new values under a key nothing else can open.
  */
-import { sql } from 'kysely';
 import { ConfigError } from '../config.js';
 import type { Store } from '../store/store.js';
-import type { Db } from '../store/connections.js';
-import { SEALED_COLUMNS } from './sealed-columns.js';
+import { sealedValueAad } from './sealed-columns.js';
 import { Vault } from './vault.js';
 
 const CHECK_TEXT = 'keyward master key check';
 const checkAad = (keyId: string) => `master_keys|${keyId}`;
 const ROTATE_HINT = 'to change keys, give the previous one in KEYWARD_OLD_MASTER_KEYS and run keyward master-key rotate';
-
-type Trx = Db;
 
 function opens(vault: Vault, sealed: Uint8Array, associatedData: string, expected?: string): boolean {
   try {
@@ -27,30 +23,14 @@ function opens(vault: Vault, sealed: Uint8Array, associatedData: string, expecte
 }
 
 /** Some value sealed before check values existed, with the associated data it was sealed with. */
-async function anySealedValue(trx: Trx): Promise<{ sealed: Uint8Array; aad: string } | null> {
-  for (const column of SEALED_COLUMNS) {
-    const row = (await trx
-      .selectFrom(column.table)
-      .select([...column.reads, column.column] as never[])
-      .where(column.column as never, 'is not', null)
-      .limit(1)
-      .executeTakeFirst()) as Record<string, unknown> | undefined;
-    if (row) return { sealed: row[column.column] as Uint8Array, aad: column.aad(row) };
-  }
-  return null;
+async function anySealedValue(store: Store): Promise<{ sealed: Uint8Array; aad: string } | null> {
+  const found = await store.masterKeys.anySealedValue();
+  return found && { sealed: found.row[found.column.column] as Uint8Array, aad: sealedValueAad(found.column, found.row) };
 }
 
 /** Records `vault`'s key as one the data is sealed under (again, if a rotation had retired it). */
-async function recordKey(trx: Trx, vault: Vault, now: string): Promise<void> {
-  const checkValue = vault.seal(CHECK_TEXT, checkAad(vault.keyId));
-  const revived = await trx
-    .updateTable('master_keys')
-    .set({ check_value: checkValue, retired_at: null })
-    .where('key_id', '=', vault.keyId)
-    .executeTakeFirst();
-  if (revived.numUpdatedRows === 0n) {
-    await trx.insertInto('master_keys').values({ key_id: vault.keyId, check_value: checkValue, created_at: now, retired_at: null }).execute();
-  }
+async function recordKey(store: Store, vault: Vault, now: string): Promise<void> {
+  await store.masterKeys.record(vault.keyId, vault.seal(CHECK_TEXT, checkAad(vault.keyId)), now);
 }
 
 /**
@@ -62,23 +42,22 @@ export async function verifyMasterKeys(store: Store, keys: { current: Buffer; ol
   const current = new Vault(keys.current);
   const given = new Map([current, ...keys.old.map((k) => new Vault(k))].map((v) => [v.keyId, v]));
   await store.transaction(async () => {
-    const trx = store.current;
-    // Two nodes starting at once on a new database must not both record a key. (SQLite: the
-    // transaction already holds the write lock, see database.ts.)
-    if (store.engine === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('keyward_master_keys'))`.execute(trx);
-    const rows = await trx.selectFrom('master_keys').selectAll().execute();
+    // Two nodes starting at once on a new database must not both record a key.
+    await store.masterKeys.lockAgainstOtherStarts();
+    const rows = await store.masterKeys.all();
     let active = rows.filter((r) => r.retired_at === null);
     if (active.length === 0) {
       // A new database, or one made before check values existed: adopt a key only if it opens
       // what is already sealed.
-      const sample = await anySealedValue(trx);
+      const sample = await anySealedValue(store);
       if (sample) {
         const opener = [...given.values()].find((v) => opens(v, sample.sealed, sample.aad));
         if (!opener) {
           throw new ConfigError('KEYWARD_MASTER_KEY', `does not open the values already sealed in this database (key id ${current.keyId}); ${ROTATE_HINT}`);
         }
-        await recordKey(trx, opener, now);
-        active = await trx.selectFrom('master_keys').selectAll().where('key_id', '=', opener.keyId).execute();
+        await recordKey(store, opener, now);
+        const recorded = await store.masterKeys.find(opener.keyId);
+        active = recorded ? [recorded] : [];
       }
     }
     const unproven = active.filter((r) => {
@@ -101,17 +80,6 @@ export async function verifyMasterKeys(store: Store, keys: { current: Buffer; ol
         `must also hold the master key with id ${unproven.map((r) => r.key_id).join(', ')}: values are still sealed under it until keyward master-key rotate reports remaining 0`,
       );
     }
-    if (!active.some((r) => r.key_id === current.keyId)) await recordKey(trx, current, now);
+    if (!active.some((r) => r.key_id === current.keyId)) await recordKey(store, current, now);
   });
-}
-
-/** After a complete rotation: no old key starts the service any more (CONTRACT 5). */
-export async function retireOldKeys(store: Store, currentKeyId: string, now: string): Promise<number> {
-  const result = await store.db
-    .updateTable('master_keys')
-    .set({ retired_at: now })
-    .where('key_id', '<>', currentKeyId)
-    .where('retired_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
 }

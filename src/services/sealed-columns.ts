@@ -1,53 +1,24 @@
 /**
- * Every column that holds a sealed value (every `vault.seal`/`sealJson` call site writes one of
- * these), with its row's key and the associated data it was sealed with. The master-key check and
- * rotation walk this list, so a new sealed column (webhook secrets) is one more entry here.
+ * The associated data each sealed column's values were sealed with (the columns themselves are
+ * listed in store/sealed-columns.ts): what the master-key check and rotation need to open a value
+ * read by table, and seal it again.
  */
-import type { Database } from '../store/schema.js';
+import type { SealedColumn, SealedRow, SealedTable } from '../store/sealed-columns.js';
 import { credentialAad } from './credentials.js';
 import { aad as idempotencyAad } from './idempotency.js';
 import { verifierAad } from './oauth-flows.js';
 import { clientSecretAad } from './providers.js';
 
-export interface SealedColumn {
-  table: keyof Database;
-  column: string;
-  /** The primary key's columns, in order: batches walk the table by them. */
-  key: string[];
-  /** Every column `aad` reads (the key's, and any other). */
-  reads: string[];
-  aad(row: Record<string, unknown>): string;
+const text = (row: SealedRow, column: string) => String(row[column]);
+
+const AAD_BY_TABLE: Record<SealedTable, (row: SealedRow) => string> = {
+  credentials: (r) => credentialAad(text(r, 'id'), text(r, 'server_id'), text(r, 'member_id')),
+  server_providers: (r) => clientSecretAad(text(r, 'server_id'), text(r, 'provider')),
+  oauth_flows: (r) => verifierAad(text(r, 'id'), text(r, 'server_id')),
+  idempotency_records: (r) => idempotencyAad(text(r, 'server_id'), text(r, 'idempotency_key')),
+};
+
+/** The associated data of the value `row` holds in `column` (a row read with the column's `reads`). */
+export function sealedValueAad(column: SealedColumn, row: SealedRow): string {
+  return AAD_BY_TABLE[column.table](row);
 }
-
-const text = (row: Record<string, unknown>, column: string) => String(row[column]);
-
-export const SEALED_COLUMNS: readonly SealedColumn[] = [
-  {
-    table: 'credentials',
-    column: 'secret',
-    key: ['id'],
-    reads: ['id', 'server_id', 'member_id'],
-    aad: (r) => credentialAad(text(r, 'id'), text(r, 'server_id'), text(r, 'member_id')),
-  },
-  {
-    table: 'server_providers',
-    column: 'client_secret',
-    key: ['server_id', 'provider'],
-    reads: ['server_id', 'provider'],
-    aad: (r) => clientSecretAad(text(r, 'server_id'), text(r, 'provider')),
-  },
-  {
-    table: 'oauth_flows',
-    column: 'verifier',
-    key: ['id'],
-    reads: ['id', 'server_id'],
-    aad: (r) => verifierAad(text(r, 'id'), text(r, 'server_id')),
-  },
-  {
-    table: 'idempotency_records',
-    column: 'response',
-    key: ['server_id', 'idempotency_key'],
-    reads: ['server_id', 'idempotency_key'],
-    aad: (r) => idempotencyAad(text(r, 'server_id'), text(r, 'idempotency_key')),
-  },
-];

@@ -7,30 +7,26 @@
  * while past their end where a row still changes an answer (a used form link answers 410, not 400; a
  * rotated-out server key is refused as `service_key_revoked`, not `service_key_invalid`).
  *
- * On PostgreSQL a run is one transaction that first takes pg_try_advisory_xact_lock: a node that does
- * not get it skips the run, since another node is sweeping. A transaction-scoped lock cannot be left
- * behind by a crash or a pooled connection (it ends with the transaction), needs no table of its own,
- * and the run is small enough (at most SWEEP_BATCHES_PER_RUN statements per kind) to hold one. On
- * SQLite there is one node, and each batch commits alone so that requests interleave with the run.
+ * On PostgreSQL a run is one transaction under an advisory lock: a node that does not get it skips the
+ * run, since another node is sweeping (store/maintenance-repository.ts); the run is small enough (at
+ * most SWEEP_BATCHES_PER_RUN statements per kind) to hold one. On SQLite there is one node, and each
+ * batch commits alone so that requests interleave with the run.
  */
-import { sql } from 'kysely';
 import { addSeconds, iso } from '../clock.js';
 import type { Database } from '../store/schema.js';
-import type { Db, ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
 
 export interface Sweep {
   /** Names the kind of row in the run's report. */
   name: string;
   /** Deletes at most `limit` rows that nothing needs any more at `now`; resolves to how many it deleted. */
-  sweep(db: Db, now: Date, limit: number): Promise<number>;
+  sweep(ctx: ServiceContext, now: Date, limit: number): Promise<number>;
 }
 
 /** Rows a statement deletes at most. */
 export const SWEEP_BATCH_ROWS = 500;
 /** Statements a run makes at most for each kind of row; the next run goes on where it stopped. */
 export const SWEEP_BATCHES_PER_RUN = 10;
-/** The advisory lock's key on PostgreSQL: any constant no other code uses ("kwsweep" in ASCII). */
-const SWEEP_LOCK_KEY = 0x6b77737765657;
 
 const DAY = 86_400;
 /** Ended hosted forms and OAuth flows are kept a week past their expiry: a used link still answers 410. */
@@ -49,20 +45,10 @@ export function expiredRows(input: {
   keepSeconds: number;
   key?: string[];
 }): Sweep {
-  const key = sql.join((input.key ?? ['id']).map((column) => sql.ref(column)));
-  const table = sql.table(input.table);
+  const rows = { table: input.table, column: input.column, key: input.key ?? ['id'] };
   return {
     name: input.name,
-    async sweep(db, now, limit) {
-      const cutoff = iso(addSeconds(now, -input.keepSeconds));
-      // A DELETE takes no LIMIT on PostgreSQL (nor on SQLite as built by default): pick the rows first.
-      // The outer condition is checked again so that a row renewed meanwhile (a sign-in count that
-      // took a new attempt) is kept.
-      const stale = sql`${sql.ref(input.column)} <= ${cutoff}`;
-      const result = await sql`delete from ${table} where ${stale} and (${key}) in (
-        select ${key} from ${table} where ${stale} limit ${limit})`.execute(db);
-      return Number(result.numAffectedRows ?? 0n);
-    },
+    sweep: (ctx, now, limit) => ctx.store.maintenance.deleteEnded(rows, iso(addSeconds(now, -input.keepSeconds)), limit),
   };
 }
 
@@ -88,12 +74,12 @@ export function standardSweeps(options: { auditRetentionDays: number | null }): 
 /** How many rows of each kind a run deleted. */
 export type SweepReport = Record<string, number>;
 
-async function sweepAll(db: Db, sweeps: Sweep[], now: Date, rows: number, batches: number): Promise<SweepReport> {
+async function sweepAll(ctx: ServiceContext, sweeps: Sweep[], now: Date, rows: number, batches: number): Promise<SweepReport> {
   const report: SweepReport = {};
   for (const { name, sweep } of sweeps) {
     report[name] = 0;
     for (let batch = 0; batch < batches; batch++) {
-      const deleted = await sweep(db, now, rows);
+      const deleted = await sweep(ctx, now, rows);
       report[name] += deleted;
       if (deleted < rows) break;
     }
@@ -113,10 +99,5 @@ export async function runSweeps(
   const now = ctx.clock.now();
   const rows = limits.rows ?? SWEEP_BATCH_ROWS;
   const batches = limits.batches ?? SWEEP_BATCHES_PER_RUN;
-  if (ctx.store.engine !== 'postgres') return sweepAll(ctx.store.db, sweeps, now, rows, batches);
-  return ctx.store.transaction(async () => {
-    const trx = ctx.store.current;
-    const { rows: lock } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(SWEEP_LOCK_KEY)}) as locked`.execute(trx);
-    return lock[0]?.locked ? sweepAll(trx, sweeps, now, rows, batches) : null;
-  });
+  return ctx.store.maintenance.asTheOnlySweep(() => sweepAll(ctx, sweeps, now, rows, batches));
 }
