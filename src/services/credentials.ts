@@ -6,7 +6,7 @@
 import { newId } from '../ids.js';
 import type { CredentialRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
-import type { Actor, Db, ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 
 export type CredentialSecret =
   | { type: 'static'; values: Record<string, string> }
@@ -18,22 +18,6 @@ export function credentialAad(credentialId: string, serverId: string, memberId: 
 
 export function openCredentialSecret(ctx: ServiceContext, row: Pick<CredentialRow, 'id' | 'server_id' | 'member_id' | 'secret'>): CredentialSecret {
   return ctx.vault.openJson<CredentialSecret>(row.secret, credentialAad(row.id, row.server_id, row.member_id));
-}
-
-/** The member's row id, made on first use. Concurrent first uses meet at the unique (server, external id). */
-export async function ensureMember(db: Db, serverId: string, externalUserId: string, now: string): Promise<string> {
-  await db
-    .insertInto('audience_members')
-    .values({ id: newId('mem'), server_id: serverId, external_user_id: externalUserId, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.columns(['server_id', 'external_user_id']).doUpdateSet({ updated_at: now }))
-    .execute();
-  const member = await db
-    .selectFrom('audience_members')
-    .select('id')
-    .where('server_id', '=', serverId)
-    .where('external_user_id', '=', externalUserId)
-    .executeTakeFirstOrThrow();
-  return member.id;
 }
 
 export interface NewCredential {
@@ -49,21 +33,15 @@ export interface NewCredential {
 }
 
 /**
- * Stores a credential in an open transaction, replacing the member's older credential of the same
+ * Stores a credential in the caller's transaction, replacing the member's older credential of the same
  * provider. Returns the new id and the replaced row (its secrets are gone from storage once the
  * transaction commits; the caller may still need them to revoke tokens at the provider).
  */
-export async function storeCredential(ctx: ServiceContext, trx: Db, input: NewCredential): Promise<{ credentialId: string; replaced: CredentialRow | null }> {
-  const memberId = await ensureMember(trx, input.serverId, input.externalUserId, input.now);
-  const replaced =
-    (await trx
-      .selectFrom('credentials')
-      .selectAll()
-      .where('member_id', '=', memberId)
-      .where('provider', '=', input.provider)
-      .executeTakeFirst()) ?? null;
+export async function storeCredential(ctx: ServiceContext, input: NewCredential): Promise<{ credentialId: string; replaced: CredentialRow | null }> {
+  const memberId = await ctx.store.audience.ensureMember(input.serverId, input.externalUserId, input.now);
+  const [replaced = null] = await ctx.store.audience.credentialsOf(memberId, input.provider);
   if (replaced) {
-    await trx.deleteFrom('credentials').where('id', '=', replaced.id).execute();
+    await ctx.store.audience.deleteCredentials([replaced.id]);
     await recordAudit(ctx, {
       accountId: input.accountId,
       serverId: input.serverId,
@@ -75,28 +53,25 @@ export async function storeCredential(ctx: ServiceContext, trx: Db, input: NewCr
     });
   }
   const credentialId = newId('cred');
-  await trx
-    .insertInto('credentials')
-    .values({
-      id: credentialId,
-      server_id: input.serverId,
-      member_id: memberId,
-      provider: input.provider,
-      type: input.secret.type,
-      status: 'active',
-      secret: ctx.vault.sealJson(input.secret, credentialAad(credentialId, input.serverId, memberId)),
-      access_expires_at: input.accessExpiresAt ?? null,
-      scopes: input.scopes ? JSON.stringify(input.scopes) : null,
-      error_code: null,
-      error_message: null,
-      connected_at: input.now,
-      updated_at: input.now,
-      refreshed_at: null,
-      refresh_lease_until: null,
-      refresh_lease_holder: null,
-      refresh_attempted_at: null,
-    })
-    .execute();
+  await ctx.store.audience.addCredential({
+    id: credentialId,
+    server_id: input.serverId,
+    member_id: memberId,
+    provider: input.provider,
+    type: input.secret.type,
+    status: 'active',
+    secret: ctx.vault.sealJson(input.secret, credentialAad(credentialId, input.serverId, memberId)),
+    access_expires_at: input.accessExpiresAt ?? null,
+    scopes: input.scopes ? JSON.stringify(input.scopes) : null,
+    error_code: null,
+    error_message: null,
+    connected_at: input.now,
+    updated_at: input.now,
+    refreshed_at: null,
+    refresh_lease_until: null,
+    refresh_lease_holder: null,
+    refresh_attempted_at: null,
+  });
   await recordAudit(ctx, {
     accountId: input.accountId,
     serverId: input.serverId,

@@ -145,8 +145,7 @@ async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: Toke
   const now = iso(ctx.clock.now());
   return ctx.store.transaction(async () => {
     if (!(await ctx.store.flows.completeFlow(flow.id, now))) return null;
-    const trx = ctx.store.current;
-    const stored = await storeCredential(ctx, trx, {
+    const stored = await storeCredential(ctx, {
       accountId: flow.accountId,
       serverId: flow.serverId,
       externalUserId: flow.externalUserId,

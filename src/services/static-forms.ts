@@ -131,8 +131,7 @@ export async function completeForm(
   const now = iso(ctx.clock.now());
   return ctx.store.transaction(async () => {
     if (!(await ctx.store.flows.useFormSession(form.id, now))) return { completed: false };
-    const trx = ctx.store.current;
-    const { credentialId } = await storeCredential(ctx, trx, {
+    const { credentialId } = await storeCredential(ctx, {
       accountId: form.accountId,
       serverId: form.serverId,
       externalUserId: form.externalUserId,

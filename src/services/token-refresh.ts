@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { addSeconds, iso } from '../clock.js';
+import type { RefreshOutcome } from '../store/audience-repository.js';
 import type { CredentialRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { credentialAad, openCredentialSecret } from './credentials.js';
@@ -46,8 +47,8 @@ function isDue(row: CredentialRow, now: Date, minValiditySeconds: number): boole
   );
 }
 
-async function readRow(ctx: ServiceContext, id: string): Promise<CredentialRow | undefined> {
-  return ctx.store.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
+function readRow(ctx: ServiceContext, id: string): Promise<CredentialRow | undefined> {
+  return ctx.store.audience.credential(id);
 }
 
 /** The moment before which the last attempt must have ended for a new one to be made. */
@@ -73,20 +74,14 @@ async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string)
   const now = ctx.clock.now();
   const holder = randomUUID();
   const leaseSeconds = Math.ceil(ctx.providerTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
-  const taken = await ctx.store.db
-    .updateTable('credentials')
-    .set({ refresh_lease_until: iso(addSeconds(now, leaseSeconds)), refresh_lease_holder: holder })
-    .where('id', '=', row.id)
-    .where('status', '=', 'active')
-    .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<=', iso(now))]))
-    .where((eb) =>
-      eb.or([
-        eb('refresh_attempted_at', 'is', null),
-        eb.and([eb('refresh_attempted_at', '<', since), eb('refresh_attempted_at', '<=', cooldownStart(ctx, now))]),
-      ]),
-    )
-    .executeTakeFirst();
-  return taken.numUpdatedRows > 0n ? holder : null;
+  const taken = await ctx.store.audience.takeRefreshLease(row.id, {
+    holder,
+    until: iso(addSeconds(now, leaseSeconds)),
+    now: iso(now),
+    since,
+    cooldownStart: cooldownStart(ctx, now),
+  });
+  return taken ? holder : null;
 }
 
 /** Waits until the lease is released or runs out; the row as it then is, or undefined if it was revoked. */
@@ -101,15 +96,14 @@ async function awaitLease(ctx: ServiceContext, id: string): Promise<CredentialRo
 /** The holder's refresh. Every write is fenced by the holder id: a holder whose lease ran out writes nothing. */
 async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: string): Promise<RefreshFailure | null> {
   const secret = openCredentialSecret(ctx, row);
-  const fenced = () => ctx.store.db.updateTable('credentials').where('id', '=', row.id).where('refresh_lease_holder', '=', holder);
-  const release = { refresh_lease_until: null, refresh_lease_holder: null };
+  const end = (outcome: RefreshOutcome = {}) => ctx.store.audience.endRefresh(row.id, holder, outcome);
   const settings = await oauthClientSettings(ctx, row.server_id, row.provider);
   if (secret.type !== 'oauth2' || !secret.refreshToken) {
-    await fenced().set(release).execute();
+    await end();
     return null;
   }
   if (!settings) {
-    await fenced().set(release).execute();
+    await end();
     return { code: 'refresh_failed', message: `${row.provider} is no longer enabled on this server, so its token cannot be refreshed.`, retryable: true };
   }
   const now = ctx.clock.now();
@@ -119,37 +113,32 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
     const ended = iso(ctx.clock.now());
     // A provider that does not rotate refresh tokens answers without one: the old one stays good.
     const next = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? secret.refreshToken, tokenType: tokens.tokenType };
-    await fenced()
-      .set({
-        ...release,
-        secret: ctx.vault.sealJson(next, credentialAad(row.id, row.server_id, row.member_id)),
-        access_expires_at: tokens.expiresAt,
-        ...(tokens.scopes ? { scopes: JSON.stringify(tokens.scopes) } : {}),
-        refreshed_at: ended,
-        refresh_attempted_at: ended,
-        updated_at: ended,
-        error_code: null,
-        error_message: null,
-      })
-      .execute();
+    await end({
+      secret: ctx.vault.sealJson(next, credentialAad(row.id, row.server_id, row.member_id)),
+      access_expires_at: tokens.expiresAt,
+      ...(tokens.scopes ? { scopes: JSON.stringify(tokens.scopes) } : {}),
+      refreshed_at: ended,
+      refresh_attempted_at: ended,
+      updated_at: ended,
+      error_code: null,
+      error_message: null,
+    });
     return null;
   } catch (error) {
     if (!(error instanceof ProviderCallError)) {
       // The provider may have been asked already: the cooldown starts all the same.
-      await fenced().set({ ...release, refresh_attempted_at: iso(ctx.clock.now()) }).execute();
+      await end({ refresh_attempted_at: iso(ctx.clock.now()) });
       throw error;
     }
     const ended = iso(ctx.clock.now());
     if (error.kind === 'rejected' && error.error === 'invalid_grant') {
       const message = `${settings.provider.name} refused the refresh token (invalid_grant): the end user must connect again.`;
-      await fenced()
-        .set({ ...release, refresh_attempted_at: ended, status: 'needs_reauth', error_code: 'refresh_rejected', error_message: message, updated_at: ended })
-        .execute();
+      await end({ refresh_attempted_at: ended, status: 'needs_reauth', error_code: 'refresh_rejected', error_message: message, updated_at: ended });
       return null;
     }
     // An outage (or a refusal that is not about the grant): the stored tokens stay as they were.
     const message = `Refreshing at ${settings.provider.name} failed: ${error.message}. The stored token is unchanged; try again later.`;
-    await fenced().set({ ...release, refresh_attempted_at: ended, error_code: 'refresh_failed', error_message: message }).execute();
+    await end({ refresh_attempted_at: ended, error_code: 'refresh_failed', error_message: message });
     return { code: 'refresh_failed', message, retryable: true };
   }
 }

@@ -1,7 +1,75 @@
 /** The audience of business-mode servers (audience_members) and their credentials. */
+import type { ExpressionBuilder, Insertable, Selectable, Updateable } from 'kysely';
+import { newId } from '../ids.js';
 import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
 import type { Connections } from './connections.js';
+import type { CredentialsTable, Database } from './schema.js';
+
+type Credential = Selectable<CredentialsTable>;
+
+/** What the list shows of a credential: never its secret. */
+export type CredentialSummaryRow = Pick<Credential, 'id' | 'provider' | 'type' | 'status' | 'connected_at' | 'updated_at'>;
+
+/** A new credential; the copies of its member's created_at and external id are taken from the member row itself. */
+export type NewCredentialRow = Omit<Insertable<CredentialsTable>, 'member_created_at' | 'external_user_id'>;
+
+/** What a holder of the refresh lease writes when its attempt ends (the lease is released with it). */
+export type RefreshOutcome = Pick<
+  Updateable<CredentialsTable>,
+  'secret' | 'access_expires_at' | 'scopes' | 'refreshed_at' | 'refresh_attempted_at' | 'updated_at' | 'status' | 'error_code' | 'error_message'
+>;
+
+/** A place in the list's order: a member's (created_at, external_user_id). */
+export type PagePosition = readonly [createdAt: string, externalUserId: string];
+
+export interface PageFilter {
+  /** Only members with an active credential of this provider. */
+  provider?: string;
+  /** Only members whose external id starts with this (exactly: case-sensitive, % and _ are plain characters). */
+  prefix?: string;
+}
+
+/**
+ * How a page is found, in the list's order (created_at, external_user_id) either way:
+ * - `walk`: an index already in that order is walked from the position on: the page index of the
+ *   audience or, with a provider, that provider's index of active credentials (member_created_at and
+ *   external_user_id are copied onto each credential for it). A prefix is checked row by row on it.
+ * - `prefix-range`: the members whose id starts with the prefix, a contiguous range of the unique
+ *   index on (server, external id), are read whole and sorted; used when there are at most
+ *   PREFIX_RANGE_LIMIT of them, so the sort is bounded whatever the audience's size.
+ */
+export type PagePlan = 'walk' | 'prefix-range';
+
+/**
+ * Up to this many members matching a prefix are sorted rather than found by walking the page index.
+ * Sorting n rows costs about as much as walking ten times as many index entries, so this balances
+ * the two at about a million members (see bench/RESULTS.md for the measured bound).
+ */
+export const PREFIX_RANGE_LIMIT = 2_000;
+
+const MAX_CODE_POINT = 0x10ffff;
+
+/**
+ * The first string past every string that starts with `prefix`, in code point order (the order of
+ * both engines' comparisons: SQLite's BINARY and PostgreSQL's "C" compare UTF-8 bytes); null where
+ * there is none (a prefix of U+10FFFF only). A lone surrogate counts as U+FFFD, as both drivers
+ * send it.
+ */
+export function prefixEnd(prefix: string): string | null {
+  const points = [...prefix].map((c) => {
+    const point = c.codePointAt(0)!;
+    return point >= 0xd800 && point <= 0xdfff ? 0xfffd : point;
+  });
+  while (points.length > 0) {
+    const last = points.pop()!;
+    if (last === MAX_CODE_POINT) continue;
+    // The next scalar value: surrogates are not characters.
+    points.push(last + 1 === 0xd800 ? 0xe000 : last + 1);
+    return String.fromCodePoint(...points);
+  }
+  return null;
+}
 
 export class AudienceRepository extends Repository {
   readonly #memberByExternalId;
@@ -31,4 +99,239 @@ export class AudienceRepository extends Repository {
   credentialsOfMember(memberId: string) {
     return this.#credentialsOfMember(memberId);
   }
+
+  /** The member's row id, made on first use. Concurrent first uses meet at the unique (server, external id). */
+  async ensureMember(serverId: string, externalUserId: string, now: string): Promise<string> {
+    await this.db
+      .insertInto('audience_members')
+      .values({ id: newId('mem'), server_id: serverId, external_user_id: externalUserId, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['server_id', 'external_user_id']).doUpdateSet({ updated_at: now }))
+      .execute();
+    const member = await this.memberId(serverId, externalUserId);
+    if (member === undefined) throw new Error('the member row just written is missing');
+    return member;
+  }
+
+  async memberId(serverId: string, externalUserId: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('audience_members')
+      .select('id')
+      .where('server_id', '=', serverId)
+      .where('external_user_id', '=', externalUserId)
+      .executeTakeFirst();
+    return row?.id;
+  }
+
+  /** Takes the member out of the audience (its credentials are deleted first: deleteCredentials). */
+  async removeMember(memberId: string): Promise<void> {
+    await this.db.deleteFrom('audience_members').where('id', '=', memberId).execute();
+  }
+
+  /** Which plan finds a page (see PagePlan): one count of the prefix's range, stopped past the limit. */
+  async pagePlan(serverId: string, filter: PageFilter): Promise<PagePlan> {
+    if (!filter.prefix) return 'walk';
+    const { matches } = await this.prefixMatchesQuery(serverId, filter.prefix).executeTakeFirstOrThrow();
+    return Number(matches) <= PREFIX_RANGE_LIMIT ? 'prefix-range' : 'walk';
+  }
+
+  /**
+   * How many members' ids start with the prefix, counted on the unique index up to one past
+   * PREFIX_RANGE_LIMIT (reading the id itself, so the index alone answers: no table row is read).
+   */
+  prefixMatchesQuery(serverId: string, prefix: string) {
+    return this.db
+      .selectFrom((db) => db.selectFrom('audience_members').select('external_user_id').where(inPrefixRange(serverId, prefix)).limit(PREFIX_RANGE_LIMIT + 1).as('m'))
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('matches'));
+  }
+
+  /** Up to `rows` members after `after`, in the list's order, through the plan pagePlan chose. */
+  async pageOf(serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
+    const plan = await this.pagePlan(serverId, filter);
+    return this.pageQuery(plan, serverId, filter, after, rows).execute();
+  }
+
+  /** The statement of one page under a plan (public so that tests can look at the database's plan for it). */
+  pageQuery(plan: PagePlan, serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
+    if (plan === 'prefix-range') return this.#prefixRangePage(serverId, filter, after, rows);
+    return filter.provider ? this.#providerWalk(serverId, filter.provider, filter.prefix, after, rows) : this.#audienceWalk(serverId, filter.prefix, after, rows);
+  }
+
+  /** The page index of the audience, walked from the position on. */
+  #audienceWalk(serverId: string, prefix: string | undefined, after: PagePosition | null, rows: number) {
+    let select = this.db
+      .selectFrom('audience_members as m')
+      .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at'])
+      .where('m.server_id', '=', serverId);
+    if (after) select = select.where((eb) => eb(eb.refTuple('m.created_at', 'm.external_user_id'), '>', eb.tuple(after[0], after[1])));
+    if (prefix) select = select.where((eb) => eb(eb.fn('substr', ['m.external_user_id', eb.val(1), eb.val(codePoints(prefix))]), '=', prefix));
+    return select.orderBy('m.created_at').orderBy('m.external_user_id').limit(rows);
+  }
+
+  /**
+   * The provider's active credentials on the server, walked in the list's order on the copies of
+   * their member's created_at and external id (index credentials_provider_page); a credential that
+   * needs re-authorisation is not in the range at all.
+   */
+  #providerWalk(serverId: string, provider: string, prefix: string | undefined, after: PagePosition | null, rows: number) {
+    let select = this.db
+      .selectFrom('credentials as c')
+      .innerJoin('audience_members as m', 'm.id', 'c.member_id')
+      .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at'])
+      .where('c.server_id', '=', serverId)
+      .where('c.provider', '=', provider)
+      .where('c.status', '=', 'active');
+    if (after) select = select.where((eb) => eb(eb.refTuple('c.member_created_at', 'c.external_user_id'), '>', eb.tuple(after[0], after[1])));
+    if (prefix) select = select.where((eb) => eb(eb.fn('substr', ['c.external_user_id', eb.val(1), eb.val(codePoints(prefix))]), '=', prefix));
+    return select.orderBy('c.member_created_at').orderBy('c.external_user_id').limit(rows);
+  }
+
+  /**
+   * Every member whose id starts with the prefix, read from its range of the unique index into a
+   * materialised set (so the database cannot trade it for a walk of the page index), then filtered
+   * by position and provider and sorted: at most PREFIX_RANGE_LIMIT rows, as pagePlan counted.
+   */
+  #prefixRangePage(serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
+    const prefix = filter.prefix!;
+    let select = this.db
+      .with(
+        (cte) => cte('matches').materialized(),
+        (db) =>
+          db
+            .selectFrom('audience_members')
+            .select(['id', 'external_user_id', 'created_at', 'updated_at'])
+            .where(inPrefixRange(serverId, prefix))
+            .where((eb) => eb(eb.fn('substr', ['external_user_id', eb.val(1), eb.val(codePoints(prefix))]), '=', prefix)),
+      )
+      .selectFrom('matches as m')
+      .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at']);
+    if (after) select = select.where((eb) => eb(eb.refTuple('m.created_at', 'm.external_user_id'), '>', eb.tuple(after[0], after[1])));
+    if (filter.provider) {
+      const provider = filter.provider;
+      select = select.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('credentials as c')
+            .select('c.id')
+            .whereRef('c.member_id', '=', 'm.id')
+            .where('c.provider', '=', provider)
+            .where('c.status', '=', 'active'),
+        ),
+      );
+    }
+    return select.orderBy('m.created_at').orderBy('m.external_user_id').limit(rows);
+  }
+
+  /** The credentials of the listed members, without secrets, by provider. */
+  async summariesOfMembers(memberIds: string[]): Promise<(CredentialSummaryRow & { member_id: string })[]> {
+    if (memberIds.length === 0) return [];
+    return this.db
+      .selectFrom('credentials')
+      .select(['id', 'member_id', 'provider', 'type', 'status', 'connected_at', 'updated_at'])
+      .where('member_id', 'in', memberIds)
+      .orderBy('provider')
+      .execute();
+  }
+
+  /** One credential of one member of a server, without its secret. */
+  async summaryOf(serverId: string, externalUserId: string, provider: string): Promise<CredentialSummaryRow | undefined> {
+    return this.db
+      .selectFrom('audience_members as m')
+      .innerJoin('credentials as c', 'c.member_id', 'm.id')
+      .select(['c.id', 'c.provider', 'c.type', 'c.status', 'c.connected_at', 'c.updated_at'])
+      .where('m.server_id', '=', serverId)
+      .where('m.external_user_id', '=', externalUserId)
+      .where('c.provider', '=', provider)
+      .executeTakeFirst();
+  }
+
+  /** The member's credentials (or its one credential of a provider), by provider. */
+  async credentialsOf(memberId: string, provider?: string): Promise<Credential[]> {
+    let select = this.db.selectFrom('credentials').selectAll().where('member_id', '=', memberId);
+    if (provider) select = select.where('provider', '=', provider);
+    return select.orderBy('provider').execute();
+  }
+
+  async credential(id: string): Promise<Credential | undefined> {
+    return this.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Deletes the rows, and with them their secrets (SQLite's secure_delete overwrites them). */
+  async deleteCredentials(ids: string[]): Promise<void> {
+    if (ids.length) await this.db.deleteFrom('credentials').where('id', 'in', ids).execute();
+  }
+
+  /**
+   * Adds a credential. The copies of its member's created_at and external id, which the provider
+   * filter walks in list order, are read from the member row in the same statement, so they cannot
+   * disagree with it (neither ever changes for a member).
+   */
+  async addCredential(row: NewCredentialRow): Promise<void> {
+    await this.db
+      .insertInto('credentials')
+      .values((eb) => {
+        const member = eb.selectFrom('audience_members').where('id', '=', row.member_id);
+        return { ...row, member_created_at: member.select('created_at'), external_user_id: member.select('external_user_id') };
+      })
+      .execute();
+  }
+
+  /**
+   * Takes the refresh lease of an active credential unless a live one is held or an attempt ended at
+   * or after `since` or after `cooldownStart` (token-refresh.ts); true when taken.
+   */
+  async takeRefreshLease(id: string, lease: { holder: string; until: string; now: string; since: string; cooldownStart: string }): Promise<boolean> {
+    const taken = await this.db
+      .updateTable('credentials')
+      .set({ refresh_lease_until: lease.until, refresh_lease_holder: lease.holder })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<=', lease.now)]))
+      .where((eb) =>
+        eb.or([
+          eb('refresh_attempted_at', 'is', null),
+          eb.and([eb('refresh_attempted_at', '<', lease.since), eb('refresh_attempted_at', '<=', lease.cooldownStart)]),
+        ]),
+      )
+      .executeTakeFirst();
+    return taken.numUpdatedRows > 0n;
+  }
+
+  /** Releases the lease with the attempt's outcome; fenced by the holder, so a holder whose lease ran out writes nothing. */
+  async endRefresh(id: string, holder: string, outcome: RefreshOutcome): Promise<void> {
+    await this.db
+      .updateTable('credentials')
+      .set({ ...outcome, refresh_lease_until: null, refresh_lease_holder: null })
+      .where('id', '=', id)
+      .where('refresh_lease_holder', '=', holder)
+      .execute();
+  }
+
+  /**
+   * Cancels the member's pending hosted forms and OAuth flows on a server (of one provider, or all),
+   * as part of revoking the member: a flow whose code is being swapped right now is cancelled too,
+   * so its tokens are revoked, not stored.
+   */
+  async cancelPendingConnections(serverId: string, externalUserId: string, provider: string | undefined, now: string): Promise<void> {
+    for (const [table, open] of [['static_form_sessions', ['pending']], ['oauth_flows', ['pending', 'exchanging']]] as const) {
+      let pending = this.db
+        .updateTable(table)
+        .set({ status: 'cancelled', completed_at: now })
+        .where('server_id', '=', serverId)
+        .where('external_user_id', '=', externalUserId)
+        .where('status', 'in', open);
+      if (provider) pending = pending.where('provider', '=', provider);
+      await pending.execute();
+    }
+  }
+}
+
+/** Characters as both engines' substr() counts them: code points. */
+function codePoints(text: string): number {
+  return [...text].length;
+}
+
+/** The range of the unique index (server_id, external_user_id) that holds exactly the ids starting with the prefix. */
+function inPrefixRange(serverId: string, prefix: string) {
+  const end = prefixEnd(prefix);
+  return (eb: ExpressionBuilder<Database, 'audience_members'>) =>
+    eb.and([eb('server_id', '=', serverId), eb('external_user_id', '>=', prefix), ...(end === null ? [] : [eb('external_user_id', '<', end)])]);
 }

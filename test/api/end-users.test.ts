@@ -4,7 +4,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso } from '../../src/clock.js';
-import { ensureMember } from '../../src/services/credentials.js';
 import { ENGINES } from '../helpers/databases.js';
 import { readEndUser } from '../helpers/form-session.js';
 import { connectStatic } from '../helpers/hosted-form.js';
@@ -79,10 +78,10 @@ describe.each(ENGINES)('the audience API on %s', (engine) => {
     }
     for (let n = 6; n <= 20; n++) {
       t.clock.advance(1);
-      await ensureMember(t.ctx.store.db, a.serverId, `u${pad(n)}`, iso(t.clock.now()));
+      await t.ctx.store.audience.ensureMember(a.serverId, `u${pad(n)}`, iso(t.clock.now()));
     }
     t.clock.advance(1);
-    for (const id of TIES_INSERTED) await ensureMember(t.ctx.store.db, a.serverId, id, iso(t.clock.now()));
+    for (const id of TIES_INSERTED) await t.ctx.store.audience.ensureMember(a.serverId, id, iso(t.clock.now()));
     // The other tenant has a member of the same name, with its own secret.
     await connectStatic(t.app, keys(b), { externalUserId: 'u03', values: { apiKey: openaiKey('tenant-b') } });
     t.clock.advance(1);
@@ -112,13 +111,13 @@ describe.each(ENGINES)('the audience API on %s', (engine) => {
       const early = ['m1', 'm2', 'm3', 'm4', 'm5'];
       for (const id of early) {
         t.clock.advance(1);
-        await ensureMember(t.ctx.store.db, c.serverId, id, iso(t.clock.now()));
+        await t.ctx.store.audience.ensureMember(c.serverId, id, iso(t.clock.now()));
       }
       const seen = await walk(c, { limit: 2 }, async (page) => {
         if (page !== 0) return;
         t.clock.advance(1);
         // Named to sort before everyone, but newer: it belongs after the members already listed.
-        for (const id of ['late-b', 'a-late']) await ensureMember(t.ctx.store.db, c.serverId, id, iso(t.clock.now()));
+        for (const id of ['late-b', 'a-late']) await t.ctx.store.audience.ensureMember(c.serverId, id, iso(t.clock.now()));
       });
       expect(ids(seen)).toEqual([...early, 'a-late', 'late-b']);
     });
@@ -174,7 +173,7 @@ describe.each(ENGINES)('the audience API on %s', (engine) => {
       d = await createTenant(t.ctx);
       for (const id of MEMBERS) {
         t.clock.advance(1);
-        await ensureMember(t.ctx.store.db, d.serverId, id, iso(t.clock.now()));
+        await t.ctx.store.audience.ensureMember(d.serverId, id, iso(t.clock.now()));
       }
     });
 

@@ -90,8 +90,8 @@ describe.each(ENGINES)('outbound calls to providers on %s', (engine) => {
    */
   async function refreshError(app: FastifyInstance, provider: string, externalUserId: string) {
     const now = t.clock.now();
-    await t.ctx.store.db.transaction().execute((trx) =>
-      storeCredential(t.ctx, trx, {
+    await t.ctx.store.transaction(() =>
+      storeCredential(t.ctx, {
         accountId: tenant.accountId,
         serverId: tenant.serverId,
         externalUserId,

@@ -21,7 +21,7 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
     database = await createTestDatabase(engine);
     const store = openStore(parseDatabaseUrl(database.url)!);
     try {
-      expect(await migrateToLatest(store)).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps']);
+      expect(await migrateToLatest(store)).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps', '007-auth-version', '008-audience-filters', '009-rate-limits']);
       expect(await migrateToLatest(store)).toEqual([]);
       const tables = (await store.db.introspection.getTables()).map((t) => t.name);
       expect(tables).toEqual(expect.arrayContaining(TABLES));
@@ -36,7 +36,7 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
     const migrate = () => run(process.execPath, ['bin/keyward.js', 'migrate', '--json'], { env });
     const outputs = await Promise.all([migrate(), migrate()]);
     const applied = outputs.flatMap((o) => (JSON.parse(o.stdout) as { applied: string[] }).applied);
-    expect(applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps']);
+    expect(applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps', '007-auth-version', '008-audience-filters', '009-rate-limits']);
   });
 });
 
