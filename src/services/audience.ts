@@ -48,8 +48,11 @@ function summary(row: CredentialSummaryRow): CredentialSummary {
 
 const cursorMac = (ctx: ServiceContext, payload: string) => ctx.vault.mac(`cursor|${payload}`).slice(0, 22);
 
-/** A cursor is the last row's (createdAt, externalUserId), signed so a client cannot hand-craft one. */
-function encodeCursor(ctx: ServiceContext, createdAt: string, externalUserId: string): string {
+/**
+ * A cursor is the last row's (createdAt, externalUserId), signed so a client cannot hand-craft one.
+ * It names a place in the list's order, whatever the filters: the next page starts after it.
+ */
+export function encodeCursor(ctx: ServiceContext, createdAt: string, externalUserId: string): string {
   const payload = Buffer.from(JSON.stringify([createdAt, externalUserId])).toString('base64url');
   return `${payload}.${cursorMac(ctx, payload)}`;
 }
@@ -142,10 +145,10 @@ export async function getMember(
   minValiditySeconds: number,
 ): Promise<MemberView<CredentialWithSecrets>> {
   const since = iso(ctx.clock.now());
-  const member = await ctx.store.audience.memberByExternalId(serverId, externalUserId);
-  if (!member) throw notFound();
-  const rows = await ctx.store.audience.credentialsOfMember(member.id);
-  const read = await Promise.all(rows.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
+  const found = await ctx.store.audience.memberWithCredentials(serverId, externalUserId);
+  if (!found) throw notFound();
+  const { member, credentials } = found;
+  const read = await Promise.all(credentials.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {
     externalUserId,
     createdAt: member.created_at,

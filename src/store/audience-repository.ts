@@ -72,32 +72,36 @@ export function prefixEnd(prefix: string): string | null {
 }
 
 export class AudienceRepository extends Repository {
-  readonly #memberByExternalId;
-  readonly #credentialsOfMember;
+  readonly #memberWithCredentials;
 
   constructor(connections: Connections) {
     super(connections);
     const { root, reader } = connections;
-    this.#memberByExternalId = preparedQuery(reader, 2, (serverId: string, externalUserId: string) =>
+    this.#memberWithCredentials = preparedQuery(reader, 2, (serverId: string, externalUserId: string) =>
       root
-        .selectFrom('audience_members')
-        .select(['id', 'created_at', 'updated_at'])
-        .where('server_id', '=', serverId)
-        .where('external_user_id', '=', externalUserId),
-    );
-    this.#credentialsOfMember = preparedQuery(reader, 1, (memberId: string) =>
-      root.selectFrom('credentials').selectAll().where('member_id', '=', memberId).orderBy('provider'),
+        .selectFrom('audience_members as m')
+        .leftJoin('credentials as c', 'c.member_id', 'm.id')
+        .select(['m.id as m_id', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at'])
+        .selectAll('c')
+        .where('m.server_id', '=', serverId)
+        .where('m.external_user_id', '=', externalUserId)
+        .orderBy('c.provider'),
     );
   }
 
-  /** The member read of GET /v1/end-users/{id}: on the per-request reader (see Connections.reader). */
-  async memberByExternalId(serverId: string, externalUserId: string) {
-    const [row] = await this.#memberByExternalId(serverId, externalUserId);
-    return row;
-  }
-
-  credentialsOfMember(memberId: string) {
-    return this.#credentialsOfMember(memberId);
+  /**
+   * The read of GET /v1/end-users/{id}: the member and every credential of it, in one statement on the
+   * per-request reader (see Connections.reader). Undefined where the server has no such member.
+   */
+  async memberWithCredentials(serverId: string, externalUserId: string) {
+    const rows = await this.#memberWithCredentials(serverId, externalUserId);
+    const first = rows[0];
+    if (!first) return undefined;
+    const credentials: Credential[] = [];
+    for (const { m_id: _id, m_created_at: _created, m_updated_at: _updated, ...credential } of rows) {
+      if (credential.id !== null) credentials.push(credential as Credential);
+    }
+    return { member: { id: first.m_id, created_at: first.m_created_at, updated_at: first.m_updated_at }, credentials };
   }
 
   /** The member's row id, made on first use. Concurrent first uses meet at the unique (server, external id). */

@@ -1,0 +1,82 @@
+/**
+ * What the benchmarks share: real server processes on free ports, their logs in files, a PostgreSQL
+ * server when one is needed, and autocannon runs that fail loudly on any non-2xx answer.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../test/helpers/embedded-postgres.js';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a server process on a free port, its output going to a file as a service's log would
+ * (reading it through a pipe here would make the two processes wait on each other), and resolves
+ * once `readyPath` answers 200.
+ */
+export async function startProcess(command: string[], env: Record<string, string>, logFile: string, readyPath: string) {
+  const port = await freePort();
+  const log = openSync(logFile, 'w');
+  const child = spawn(process.execPath, command, {
+    env: { ...process.env, ...env, PORT: String(port), KEYWARD_PORT: String(port) },
+    stdio: ['ignore', log, 'inherit'],
+  });
+  closeSync(log);
+  const address = `http://127.0.0.1:${port}`;
+  for (let waited = 0; waited < 60_000 && child.exitCode === null; waited += 100) {
+    const ready = await fetch(address + readyPath).then((r) => r.ok, () => false);
+    if (ready) {
+      const stop = () => {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        return exited;
+      };
+      return { child, address, stop };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${command.join(' ')} did not start; see ${logFile}`);
+}
+
+export type Started = Awaited<ReturnType<typeof startProcess>>;
+
+export async function load(url: string, headers: Record<string, string>, seconds: number, connections: number) {
+  const result = await autocannon({ url, headers, connections, duration: seconds });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return result;
+}
+
+/**
+ * A PostgreSQL server for a benchmark: BENCH_DATABASE_URL's (an admin connection string) or an
+ * embedded one started here. `database()` makes a fresh database in it and returns its URL.
+ */
+export async function benchPostgres() {
+  const given = process.env.BENCH_DATABASE_URL;
+  const server = given ? { adminUrl: given, stop: async () => undefined } : await startEmbeddedPostgres();
+  return {
+    async database(): Promise<string> {
+      const name = `keyward_bench_${randomBytes(6).toString('hex')}`;
+      const admin = new pg.Client(server.adminUrl);
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      const url = new URL(server.adminUrl);
+      url.pathname = `/${name}`;
+      return url.toString();
+    },
+    stop: () => server.stop(),
+  };
+}
