@@ -2,7 +2,6 @@ import type { Clock } from '../clock.js';
 import type { SignupPolicy } from '../config.js';
 import type { Provider } from '../providers/types.js';
 import type { Store } from '../store/store.js';
-import type { Db } from '../store/connections.js';
 import type { OutboundHttp } from '../outbound/outbound-http.js';
 import type { Vault } from './vault.js';
 
@@ -27,9 +26,6 @@ export interface ServiceContext {
   /** KEYWARD_SIGNUP: who may create an account from the dashboard (CONTRACT 5). */
   signup: SignupPolicy;
 }
-
-/** A query runner: the database itself, or a transaction already open. */
-export type { Db };
 
 /** Who did something, as written in the audit trail and in `createdBy` / `revokedBy`. */
 export type Actor = string;

@@ -8,7 +8,7 @@ import { AccountsRepository } from './accounts-repository.js';
 import { AuditRepository } from './audit-repository.js';
 import { AuthLookups } from './auth-lookups.js';
 import { AudienceRepository } from './audience-repository.js';
-import type { Db, Engine } from './connections.js';
+import type { Engine } from './connections.js';
 import { FlowsRepository } from './flows-repository.js';
 import { KeysRepository } from './keys-repository.js';
 import { MaintenanceRepository } from './maintenance-repository.js';
@@ -30,8 +30,6 @@ export interface Store {
    * (a call inside one already open joins it).
    */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
-  /** Transitional, while services move onto repositories: the open transaction of this call chain, or the root connection. */
-  readonly current: Db;
   accounts: AccountsRepository;
   sessions: SessionsRepository;
   keys: KeysRepository;
@@ -55,9 +53,6 @@ export function openStore(location: DatabaseLocation): Store {
   return {
     engine: connections.engine,
     transaction: (fn) => connections.transaction(fn),
-    get current() {
-      return connections.current;
-    },
     accounts: new AccountsRepository(connections),
     sessions: new SessionsRepository(connections),
     keys: new KeysRepository(connections),
