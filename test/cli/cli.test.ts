@@ -33,7 +33,7 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
   it('migrate --json applies the schema once, then reports nothing to apply', { timeout: SLOW }, async () => {
     const first = await cliJson(env, ['migrate']);
     expect(sortedKeys(first)).toEqual(['applied']);
-    expect(first.applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps']);
+    expect(first.applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps', '007-auth-version', '008-audience-filters', '009-rate-limits']);
     expect(await cliJson(env, ['migrate'])).toEqual({ applied: [] });
     store = openStore(parseDatabaseUrl(database.url)!);
   });
