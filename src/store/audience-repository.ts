@@ -1,10 +1,21 @@
 /** The audience of business-mode servers (audience_members) and their credentials. */
-import type { ExpressionBuilder, Insertable, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { newId } from '../ids.js';
+import {
+  PREFIX_RANGE_LIMIT,
+  prefixMatchesQuery,
+  prefixRangePageQuery,
+  walkGoesOnQuery,
+  walkPageQuery,
+  type PageFilter,
+  type PagePosition,
+} from './audience-page-queries.js';
+import type { Connections } from './connections.js';
 import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
-import type { Connections } from './connections.js';
-import type { CredentialsTable, Database } from './schema.js';
+import type { CredentialsTable } from './schema.js';
+
+export type { PageFilter, PagePosition } from './audience-page-queries.js';
 
 type Credential = Selectable<CredentialsTable>;
 
@@ -20,56 +31,11 @@ export type RefreshOutcome = Pick<
   'secret' | 'access_expires_at' | 'scopes' | 'refreshed_at' | 'refresh_attempted_at' | 'updated_at' | 'status' | 'error_code' | 'error_message'
 >;
 
-/** A place in the list's order: a member's (created_at, external_user_id). */
-export type PagePosition = readonly [createdAt: string, externalUserId: string];
-
-export interface PageFilter {
-  /** Only members with an active credential of this provider. */
-  provider?: string;
-  /** Only members whose external id starts with this (exactly: case-sensitive, % and _ are plain characters). */
-  prefix?: string;
-}
-
 /**
- * How a page is found, in the list's order (created_at, external_user_id) either way:
- * - `walk`: an index already in that order is walked from the position on: the page index of the
- *   audience or, with a provider, that provider's index of active credentials (member_created_at and
- *   external_user_id are copied onto each credential for it). A prefix is checked row by row on it.
- * - `prefix-range`: the members whose id starts with the prefix, a contiguous range of the unique
- *   index on (server, external id), are read whole and sorted; used when there are at most
- *   PREFIX_RANGE_LIMIT of them, so the sort is bounded whatever the audience's size.
+ * How a page is found (audience-page-queries.ts): a walk of an index in list order, or, for a prefix
+ * that at most PREFIX_RANGE_LIMIT members' ids start with, that prefix's range read whole and sorted.
  */
 export type PagePlan = 'walk' | 'prefix-range';
-
-/**
- * Up to this many members matching a prefix are sorted rather than found by walking the page index.
- * Sorting n rows costs about as much as walking ten times as many index entries, so this balances
- * the two at about a million members (see bench/RESULTS.md for the measured bound).
- */
-export const PREFIX_RANGE_LIMIT = 2_000;
-
-const MAX_CODE_POINT = 0x10ffff;
-
-/**
- * The first string past every string that starts with `prefix`, in code point order (the order of
- * both engines' comparisons: SQLite's BINARY and PostgreSQL's "C" compare UTF-8 bytes); null where
- * there is none (a prefix of U+10FFFF only). A lone surrogate counts as U+FFFD, as both drivers
- * send it.
- */
-export function prefixEnd(prefix: string): string | null {
-  const points = [...prefix].map((c) => {
-    const point = c.codePointAt(0)!;
-    return point >= 0xd800 && point <= 0xdfff ? 0xfffd : point;
-  });
-  while (points.length > 0) {
-    const last = points.pop()!;
-    if (last === MAX_CODE_POINT) continue;
-    // The next scalar value: surrogates are not characters.
-    points.push(last + 1 === 0xd800 ? 0xe000 : last + 1);
-    return String.fromCodePoint(...points);
-  }
-  return null;
-}
 
 export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
@@ -138,90 +104,29 @@ export class AudienceRepository extends Repository {
     return Number(matches) <= PREFIX_RANGE_LIMIT ? 'prefix-range' : 'walk';
   }
 
-  /**
-   * How many members' ids start with the prefix, counted on the unique index up to one past
-   * PREFIX_RANGE_LIMIT (reading the id itself, so the index alone answers: no table row is read).
-   */
   prefixMatchesQuery(serverId: string, prefix: string) {
-    return this.db
-      .selectFrom((db) => db.selectFrom('audience_members').select('external_user_id').where(inPrefixRange(serverId, prefix)).limit(PREFIX_RANGE_LIMIT + 1).as('m'))
-      .select((eb) => eb.fn.countAll<number | string | bigint>().as('matches'));
+    return prefixMatchesQuery(this.db, serverId, prefix);
   }
 
-  /** Up to `rows` members after `after`, in the list's order, through the plan pagePlan chose. */
+  /**
+   * Up to `rows` members after `after`, in the list's order. A prefix with more matches than
+   * PREFIX_RANGE_LIMIT is looked for by a walk; when the walk gives up (the matches lie elsewhere in
+   * time, as with ids given out in creation order), its range is read and sorted all the same, a cost
+   * that grows with its matches rather than with the audience (bench/RESULTS.md).
+   */
   async pageOf(serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
     const plan = await this.pagePlan(serverId, filter);
-    return this.pageQuery(plan, serverId, filter, after, rows).execute();
+    const page = await this.pageQuery(plan, serverId, filter, after, rows).execute();
+    if (plan === 'prefix-range' || !filter.prefix || page.length === rows) return page;
+    const [further] = await walkGoesOnQuery(this.db, serverId, filter.provider, after).execute();
+    return further ? this.pageQuery('prefix-range', serverId, filter, after, rows).execute() : page;
   }
 
   /** The statement of one page under a plan (public so that tests can look at the database's plan for it). */
   pageQuery(plan: PagePlan, serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
-    if (plan === 'prefix-range') return this.#prefixRangePage(serverId, filter, after, rows);
-    return filter.provider ? this.#providerWalk(serverId, filter.provider, filter.prefix, after, rows) : this.#audienceWalk(serverId, filter.prefix, after, rows);
-  }
-
-  /** The page index of the audience, walked from the position on. */
-  #audienceWalk(serverId: string, prefix: string | undefined, after: PagePosition | null, rows: number) {
-    let select = this.db
-      .selectFrom('audience_members as m')
-      .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at'])
-      .where('m.server_id', '=', serverId);
-    if (after) select = select.where((eb) => eb(eb.refTuple('m.created_at', 'm.external_user_id'), '>', eb.tuple(after[0], after[1])));
-    if (prefix) select = select.where((eb) => eb(eb.fn('substr', ['m.external_user_id', eb.val(1), eb.val(codePoints(prefix))]), '=', prefix));
-    return select.orderBy('m.created_at').orderBy('m.external_user_id').limit(rows);
-  }
-
-  /**
-   * The provider's active credentials on the server, walked in the list's order on the copies of
-   * their member's created_at and external id (index credentials_provider_page); a credential that
-   * needs re-authorisation is not in the range at all.
-   */
-  #providerWalk(serverId: string, provider: string, prefix: string | undefined, after: PagePosition | null, rows: number) {
-    let select = this.db
-      .selectFrom('credentials as c')
-      .innerJoin('audience_members as m', 'm.id', 'c.member_id')
-      .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at'])
-      .where('c.server_id', '=', serverId)
-      .where('c.provider', '=', provider)
-      .where('c.status', '=', 'active');
-    if (after) select = select.where((eb) => eb(eb.refTuple('c.member_created_at', 'c.external_user_id'), '>', eb.tuple(after[0], after[1])));
-    if (prefix) select = select.where((eb) => eb(eb.fn('substr', ['c.external_user_id', eb.val(1), eb.val(codePoints(prefix))]), '=', prefix));
-    return select.orderBy('c.member_created_at').orderBy('c.external_user_id').limit(rows);
-  }
-
-  /**
-   * Every member whose id starts with the prefix, read from its range of the unique index into a
-   * materialised set (so the database cannot trade it for a walk of the page index), then filtered
-   * by position and provider and sorted: at most PREFIX_RANGE_LIMIT rows, as pagePlan counted.
-   */
-  #prefixRangePage(serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
-    const prefix = filter.prefix!;
-    let select = this.db
-      .with(
-        (cte) => cte('matches').materialized(),
-        (db) =>
-          db
-            .selectFrom('audience_members')
-            .select(['id', 'external_user_id', 'created_at', 'updated_at'])
-            .where(inPrefixRange(serverId, prefix))
-            .where((eb) => eb(eb.fn('substr', ['external_user_id', eb.val(1), eb.val(codePoints(prefix))]), '=', prefix)),
-      )
-      .selectFrom('matches as m')
-      .select(['m.id', 'm.external_user_id', 'm.created_at', 'm.updated_at']);
-    if (after) select = select.where((eb) => eb(eb.refTuple('m.created_at', 'm.external_user_id'), '>', eb.tuple(after[0], after[1])));
-    if (filter.provider) {
-      const provider = filter.provider;
-      select = select.where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('credentials as c')
-            .select('c.id')
-            .whereRef('c.member_id', '=', 'm.id')
-            .where('c.provider', '=', provider)
-            .where('c.status', '=', 'active'),
-        ),
-      );
-    }
-    return select.orderBy('m.created_at').orderBy('m.external_user_id').limit(rows);
+    const { prefix } = filter;
+    if (plan === 'prefix-range' && prefix) return prefixRangePageQuery(this.db, serverId, { ...filter, prefix }, after, rows);
+    return walkPageQuery(this.db, serverId, filter, after, rows);
   }
 
   /** The credentials of the listed members, without secrets, by provider. */
@@ -326,16 +231,4 @@ export class AudienceRepository extends Repository {
       await pending.execute();
     }
   }
-}
-
-/** Characters as both engines' substr() counts them: code points. */
-function codePoints(text: string): number {
-  return [...text].length;
-}
-
-/** The range of the unique index (server_id, external_user_id) that holds exactly the ids starting with the prefix. */
-function inPrefixRange(serverId: string, prefix: string) {
-  const end = prefixEnd(prefix);
-  return (eb: ExpressionBuilder<Database, 'audience_members'>) =>
-    eb.and([eb('server_id', '=', serverId), eb('external_user_id', '>=', prefix), ...(end === null ? [] : [eb('external_user_id', '<', end)])]);
 }
