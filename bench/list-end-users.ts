@@ -1,0 +1,216 @@
+/**
+ * GET /v1/end-users at 1,000 and at 1,000,000 members, through HTTP, in one run: one database with a
+ * server of each size (rows written straight into the tables), `keyward serve` as its own process,
+ * and for each server the list without a filter, with `provider=stripe` (5 members), `prefix=zz-`
+ * (5 members) and both (2 members), each from the first page and from the middle of the audience.
+ * Prints per-request latency (p50/p99, one request at a time), requests per second under load, the
+ * 1M/1k ratios, the peak RSS of Keyward's process while it served the 1M server under load, and the
+ * latency of prefixes with more matches on the 1M server (where a page's cost may still grow).
+ *
+ *   npm run bench:list                         # SQLite
+ *   BENCH_ENGINE=postgres npm run bench:list   # an embedded PostgreSQL, or BENCH_DATABASE_URL's
+ *   BENCH_SECONDS=10 BENCH_REQUESTS=1000 npm run bench:list
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type RawBuilder } from 'kysely';
+import { Client } from 'undici';
+import { loadConfig } from '../src/config.js';
+import { openContext } from '../src/runtime.js';
+import { createAccount } from '../src/services/accounts.js';
+import { createAccountKey } from '../src/services/account-keys.js';
+import { encodeCursor } from '../src/services/audience.js';
+import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
+import { createServer } from '../src/services/servers.js';
+import type { Engine } from '../src/store/store.js';
+import { benchPostgres, load, startProcess } from './processes.js';
+
+const ENGINE = (process.env.BENCH_ENGINE ?? 'sqlite') as Engine;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const SIZES = [1_000, 1_000_000] as const;
+const BASE = Date.UTC(2026, 0, 1);
+/** Members i of a server are made one second apart: member i at BASE + i seconds. */
+const createdAt = (i: number) => new Date(BASE + i * 1000).toISOString();
+
+/** Where in the audience (a fraction of its size) the special members were made. */
+const ZZ = [0.1, 0.3, 0.5, 0.7, 0.9].map((at, n) => ({ id: `zz-${n + 1}`, at }));
+/** "stripe" is the provider X: two zz- members and three others have it. */
+const STRIPE_ZZ = ['zz-2', 'zz-4'];
+const STRIPE_OTHERS = [0.2, 0.6, 0.8];
+
+if (ENGINE !== 'sqlite' && ENGINE !== 'postgres') throw new Error('BENCH_ENGINE is sqlite or postgres');
+
+/**
+ * One server's audience, straight into the tables: members auth0|1 … auth0|n, one a second, each with
+ * one credential of openai, anthropic or github in turn (with the copies of the member's created_at
+ * and id that migration 008 added), then the five zz- members and the stripe credentials. Secrets
+ * are placeholders: the list never opens one.
+ */
+async function fill(ctx: ServiceContext, serverId: string, size: number) {
+  const db = ctx.store.db;
+  const series =
+    ENGINE === 'sqlite'
+      ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${size}) select i from n`
+      : sql`select i from generate_series(1, ${size}) as i`;
+  const time =
+    ENGINE === 'sqlite'
+      ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds')`
+      : sql`to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  const secret = ENGINE === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
+  const tag = serverId.slice(-8);
+  const bulk = (statement: RawBuilder<unknown>) => statement.execute(db);
+  await bulk(sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at)
+    select 'mem_' || ${tag} || '_' || i, ${serverId}, 'auth0|' || i, ${time}, ${time} from (${series}) as s`);
+  await bulk(sql`insert into credentials (id, server_id, member_id, provider, type, status, secret, connected_at, updated_at, member_created_at, external_user_id)
+    select 'cred_' || ${tag} || '_' || i, ${serverId}, 'mem_' || ${tag} || '_' || i,
+           case i % 3 when 0 then 'openai' when 1 then 'anthropic' else 'github' end,
+           case i % 3 when 0 then 'static' when 1 then 'static' else 'oauth2' end, 'active', ${secret}, ${time}, ${time}, ${time}, 'auth0|' || i
+    from (${series}) as s`);
+  const place = (fraction: number) => Math.round(size * fraction);
+  for (const z of ZZ) {
+    const memberId = `mem_${tag}_${z.id}`;
+    const at = createdAt(place(z.at));
+    await db.insertInto('audience_members').values({ id: memberId, server_id: serverId, external_user_id: z.id, created_at: at, updated_at: at }).execute();
+  }
+  const stripe = [...STRIPE_ZZ.map((id) => ({ memberId: `mem_${tag}_${id}`, id })), ...STRIPE_OTHERS.map((f) => ({ memberId: `mem_${tag}_${place(f)}`, id: `auth0|${place(f)}` }))];
+  for (const [n, s] of stripe.entries()) {
+    const at = s.id.startsWith('zz-') ? createdAt(place(ZZ.find((z) => z.id === s.id)!.at)) : createdAt(Number(s.id.slice(6)));
+    await bulk(sql`insert into credentials (id, server_id, member_id, provider, type, status, secret, connected_at, updated_at, member_created_at, external_user_id)
+      values (${`cred_${tag}_stripe_${n}`}, ${serverId}, ${s.memberId}, 'stripe', 'static', 'active', ${secret}, ${at}, ${at}, ${at}, ${s.id})`);
+  }
+}
+
+async function seed(env: Record<string, string>) {
+  const { ctx } = await openContext(loadConfig(env));
+  try {
+    const { accountId } = await createAccount(ctx, { name: 'Bench', email: 'bench@example.test' });
+    const { key } = await createAccountKey(ctx, { accountId, label: 'bench', actor: CLI_ACTOR });
+    const servers = [];
+    for (const size of SIZES) {
+      const { serverId, serverKey } = await createServer(ctx, { accountId, name: `${size} members`, mode: 'business', actor: CLI_ACTOR });
+      const started = Date.now();
+      await fill(ctx, serverId, size);
+      console.log(`filled the ${size.toLocaleString('en')}-member server in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      // A deep page: the one after the member in the middle of the audience.
+      const middle = size / 2;
+      servers.push({
+        size,
+        headers: { authorization: `Bearer ${key}`, 'x-service-key': serverKey },
+        middle: encodeCursor(ctx, createdAt(middle), `auth0|${middle}`),
+      });
+    }
+    await sql`analyze`.execute(ctx.store.db);
+    return servers;
+  } finally {
+    await ctx.store.close();
+  }
+}
+
+/** Per-request latency: `count` requests one after another on one keep-alive connection, in ms. */
+async function latency(client: Client, path: string, headers: Record<string, string>, count: number) {
+  const times: number[] = [];
+  let body = '';
+  for (let i = 0; i < count; i++) {
+    const started = process.hrtime.bigint();
+    const response = await client.request({ path, method: 'GET', headers });
+    body = await response.body.text();
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode} ${body}`);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { p50: at(0.5), p99: at(0.99), members: (JSON.parse(body) as { data: unknown[] }).data.length };
+}
+
+/** Samples Keyward's resident memory (VmRSS) every 100 ms until stopped; the peak in MiB. */
+function sampleRss(pid: number) {
+  let peak = 0;
+  const sample = () => {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (match) peak = Math.max(peak, Number(match[1]) / 1024);
+  };
+  sample();
+  const timer = setInterval(sample, 100);
+  return () => {
+    clearInterval(timer);
+    sample();
+    return peak;
+  };
+}
+
+const FILTERS = [
+  ['no filter', ''],
+  ['provider=stripe', '&provider=stripe'],
+  ['prefix=zz-', '&prefix=zz-'],
+  ['both', '&provider=stripe&prefix=zz-'],
+] as const;
+
+/** Prefixes of auth0|<i> on the 1M server with more and more matches (ids in creation order, so each is a few runs in time). */
+const GROWING = ['auth0|99999', 'auth0|9999', 'auth0|999', 'auth0|99', 'auth0|9'];
+
+const dir = mkdtempSync(join(tmpdir(), 'keyward-bench-list-'));
+const postgres = ENGINE === 'postgres' ? await benchPostgres() : null;
+try {
+  const env = {
+    KEYWARD_DATABASE_URL: postgres ? await postgres.database() : `sqlite:${join(dir, 'keyward.db')}`,
+    KEYWARD_MASTER_KEY: randomBytes(32).toString('base64'),
+    KEYWARD_LOG_LEVEL: process.env.KEYWARD_LOG_LEVEL ?? 'info',
+    KEYWARD_RATE_LIMIT_PER_MINUTE: '10000000',
+  };
+  const servers = await seed(env);
+  const keyward = await startProcess(['bin/keyward.js', 'serve'], env, join(dir, 'keyward.log'), '/healthz');
+  const client = new Client(keyward.address, { pipelining: 1 });
+  try {
+    const rows: string[] = [];
+    let peakRss = 0;
+    const ms = (n: number) => n.toFixed(2).padStart(7);
+    console.log(`\n${ENGINE}, Node ${process.version}; latency: ${REQUESTS} requests one at a time; req/s: ${CONNECTIONS} connections for ${SECONDS} s\n`);
+    console.log('query                          page   members |     1k p50     p99   req/s |     1M p50     p99   req/s | 1M/1k p50  req/s');
+    for (const [name, query] of FILTERS) {
+      for (const page of ['first', 'deep'] as const) {
+        const measured = [];
+        for (const server of servers) {
+          const path = `/v1/end-users?limit=20${query}${page === 'deep' ? `&cursor=${encodeURIComponent(server.middle)}` : ''}`;
+          await latency(client, path, server.headers, 30);
+          const timing = await latency(client, path, server.headers, REQUESTS);
+          const stopSampling = server.size === 1_000_000 ? sampleRss(keyward.child.pid!) : null;
+          const loaded = await load(keyward.address + path, server.headers, SECONDS, CONNECTIONS);
+          if (stopSampling) peakRss = Math.max(peakRss, stopSampling());
+          measured.push({ ...timing, rate: loaded.requests.average });
+        }
+        const [small, large] = measured as [(typeof measured)[0], (typeof measured)[0]];
+        if (small.members !== large.members) throw new Error(`${name} ${page}: ${small.members} members at 1k, ${large.members} at 1M`);
+        const line =
+          `${name.padEnd(30)} ${page.padEnd(6)} ${String(small.members).padStart(7)} | ${ms(small.p50)} ${ms(small.p99)} ${small.rate.toFixed(0).padStart(7)} |` +
+          ` ${ms(large.p50)} ${ms(large.p99)} ${large.rate.toFixed(0).padStart(7)} | ${(large.p50 / small.p50).toFixed(2).padStart(8)}× ${(small.rate / large.rate).toFixed(2).padStart(5)}×`;
+        rows.push(line);
+        console.log(line);
+      }
+    }
+    console.log(`\npeak RSS of Keyward while serving the 1,000,000-member server under load: ${peakRss.toFixed(0)} MiB`);
+
+    console.log('\nprefixes with more matches, 1M server (latency only)');
+    console.log('prefix          matches  first p50     p99 |  deep p50     p99');
+    const large = servers[1]!;
+    for (const prefix of GROWING) {
+      const matches = [1, 10, 100, 1_000, 10_000, 100_000].slice(0, 13 - prefix.length).reduce((a, b) => a + b, 0);
+      const timings = [];
+      for (const page of ['first', 'deep']) {
+        const path = `/v1/end-users?limit=20&prefix=${encodeURIComponent(prefix)}${page === 'deep' ? `&cursor=${encodeURIComponent(large.middle)}` : ''}`;
+        await latency(client, path, large.headers, 5);
+        timings.push(await latency(client, path, large.headers, Math.max(20, REQUESTS / 10)));
+      }
+      console.log(`${prefix.padEnd(15)} ${String(matches).padStart(7)} ${ms(timings[0]!.p50)} ${ms(timings[0]!.p99)} | ${ms(timings[1]!.p50)} ${ms(timings[1]!.p99)}`);
+    }
+  } finally {
+    await client.close();
+    await keyward.stop();
+  }
+} finally {
+  await postgres?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
