@@ -7,21 +7,26 @@
  * for the current window in one guarded statement (min(wanted, limit − granted)), spends it in
  * memory, and leases again when it runs out. What the nodes lease is never more than the limit, so
  * they cannot let more through; what they can fail to use is the part of their last leases still
- * unspent when the key's quota runs out. A lease is about 10% of the limit divided by the nodes
- * leasing for the key (at least 1), so that stranded quota stays within 10% of the limit; with a lease
- * of 1 nothing is ever stranded, so small limits are exact. When a window ends nothing needs
- * returning; a node that stops gracefully gives back what it holds (close), and a node that dies
- * holding a lease loses that share until the window ends.
+ * unspent when the key's quota runs out. A lease is about 5% of the limit divided by the nodes leasing
+ * for the key, at least 1 (the statement counts the nodes and sizes it: RateLimitsRepository.lease),
+ * so that unspent leases hold back less than 10% of the limit between them, even while nodes join;
+ * with a lease of 1 nothing is ever held back, so small limits are exact. When a window ends nothing
+ * needs returning; a node that stops gracefully gives back what it holds (close), and a node that
+ * dies holding a lease loses that share until the window ends.
  *
  * Requests on one node that find its share empty wait together on one lease statement, which asks
  * for enough to serve them all.
  */
 import type { Clock } from '../clock.js';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.js';
+import { InsertionOrderedMap } from './insertion-ordered-map.js';
 import { secondsUntil, WINDOW_MS, type WindowState } from './rate-limit.js';
 
-/** The share of the limit that unspent leases may hold back between them. */
-const STRANDED_SHARE = 0.1;
+/**
+ * Leases are divided from this share of the limit so that the unspent ones hold back less than
+ * twice it between them (RateLimitsRepository.lease): under 10%.
+ */
+const LEASE_POOL_SHARE = 0.05;
 /**
  * Once the database says a key's window is spent, this node asks again at most this often (rather
  * than on every refused request): quota a closing node gave back is found within that time.
@@ -38,8 +43,6 @@ interface Share {
   left: number;
   /** The rest of the limit no node had leased, as of this node's last lease. */
   unleased: number;
-  /** How many nodes lease for this key: a lease is sized on it. */
-  nodes: number;
   /** Requests waiting on the lease in flight. */
   waiting: number;
   lease: Promise<void> | null;
@@ -49,7 +52,7 @@ interface Share {
 
 export class KeyQuota {
   /** In the order of their windows' starts (a share that leases into a new window moves to the end). */
-  readonly #shares = new Map<string, Share>();
+  readonly #shares = new InsertionOrderedMap<Share>();
   #leaseStatements = 0;
 
   constructor(
@@ -69,7 +72,7 @@ export class KeyQuota {
     this.#forgetOneEnded(keyId, nowMs);
     let share = this.#shares.get(keyId);
     if (!share) {
-      share = { windowStart: null, endsMs: 0, left: 0, unleased: 0, nodes: 1, waiting: 0, lease: null, recheckAtMs: 0 };
+      share = { windowStart: null, endsMs: 0, left: 0, unleased: 0, waiting: 0, lease: null, recheckAtMs: 0 };
       this.#shares.set(keyId, share);
     }
     for (;;) {
@@ -100,10 +103,10 @@ export class KeyQuota {
    * use it. Called when the app closes; resolves to how many requests' worth went back.
    */
   async close(): Promise<number> {
-    await Promise.allSettled([...this.#shares.values()].map((share) => share.lease));
+    await Promise.allSettled([...this.#shares.entries()].map(([, share]) => share.lease));
     const nowMs = this.clock.now().getTime();
     let returned = 0;
-    for (const [keyId, share] of this.#shares) {
+    for (const [keyId, share] of this.#shares.entries()) {
       if (share.left === 0 || share.windowStart === null || nowMs >= share.endsMs) continue;
       const unused = share.left;
       share.left = 0;
@@ -114,41 +117,38 @@ export class KeyQuota {
   }
 
   async #lease(keyId: string, share: Share, now: Date): Promise<void> {
-    const size = Math.max(1, Math.floor((this.limit * STRANDED_SHARE) / share.nodes));
-    // The caller, and the requests that waited on the last lease and have not taken their turn yet:
-    // asking for all of them spares a statement each, and strands nothing (each spends one at once).
-    const wanted = Math.max(size, share.waiting + 1);
     this.#leaseStatements += 1;
     const lease = await this.repository.lease({
       keyId,
       now: now.toISOString(),
       endedIfStartedBy: new Date(now.getTime() - WINDOW_MS).toISOString(),
       knownWindow: share.windowStart,
-      wanted,
+      pool: Math.floor(this.limit * LEASE_POOL_SHARE),
+      // The caller, and the requests that waited on the last lease and have not taken their turn yet:
+      // asking for all of them spares a statement each, and strands nothing (each spends one at once).
+      atLeast: share.waiting + 1,
       limit: this.limit,
     });
     if (lease.windowStart !== share.windowStart) {
       share.windowStart = lease.windowStart;
       share.endsMs = Date.parse(lease.windowStart) + WINDOW_MS;
       share.left = 0;
-      this.#shares.delete(keyId);
       this.#shares.set(keyId, share);
     }
     share.left += lease.grant;
     share.unleased = Math.max(0, this.limit - lease.granted);
-    share.nodes = Math.max(1, lease.nodes, lease.previousNodes);
     share.recheckAtMs = lease.grant === 0 ? now.getTime() + RECHECK_MS : 0;
   }
 
   /**
-   * Drops the first share if its window is over and nothing waits on it (unless it is the key asking,
-   * whose node count is worth keeping): with one drop per request, the map holds about the keys used
+   * Drops the first share if its window is over and nothing waits on it (unless it is the key asking):
+   * with one drop per request, the map holds about the keys used
    * in the last minute, at a constant cost per request.
    */
   #forgetOneEnded(asking: string, nowMs: number) {
-    const first = this.#shares.entries().next().value;
-    if (!first || first[0] === asking) return;
-    const [keyId, share] = first;
+    const oldest = this.#shares.oldest();
+    if (!oldest || oldest[0] === asking) return;
+    const [keyId, share] = oldest;
     if (nowMs >= share.endsMs && share.lease === null && share.waiting === 0) this.#shares.delete(keyId);
   }
 }

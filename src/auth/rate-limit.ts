@@ -4,6 +4,7 @@
  * (The per-key limit, shared by every node, is key-quota.ts.)
  */
 import ipaddr from 'ipaddr.js';
+import { InsertionOrderedMap } from './insertion-ordered-map.js';
 
 export interface WindowState {
   /** Requests still allowed in this window (never below 0). */
@@ -37,10 +38,10 @@ export const TRACKED_ADDRESSES = 100_000;
 
 /**
  * Fixed one-minute windows per address group, each starting at the group's first hit. The map is
- * kept in window-start order (a group whose window restarts is moved to the end), so the oldest
- * window is always the first entry: ended windows are dropped from the front as hits come, and at the
- * bound the oldest entry makes room. Every hit is a constant number of map operations, however many
- * addresses are tracked.
+ * kept in window-start order (a group whose window restarts is set again, so it moves to the end), so
+ * the oldest window is always the oldest entry: ended windows are dropped from the front as hits
+ * come, and at the bound the oldest entry makes room. Every hit costs a constant number of map
+ * operations, however many addresses are tracked.
  *
  * What an attacker with more address groups than the bound gets: a group's count can be forgotten
  * before its minute is over, but only after `bound` other groups have been counted since it started;
@@ -48,7 +49,7 @@ export const TRACKED_ADDRESSES = 100_000;
  * minute plus one per group used to push it out: no more than those many addresses could make anyway.
  */
 export class AddressLimit {
-  readonly #windows = new Map<string, { start: number; count: number }>();
+  readonly #windows = new InsertionOrderedMap<{ start: number; count: number }>();
 
   constructor(
     readonly limit: number,
@@ -66,8 +67,7 @@ export class AddressLimit {
     const group = addressGroup(address);
     let window = this.#windows.get(group);
     if (!window || nowMs - window.start >= WINDOW_MS) {
-      if (window) this.#windows.delete(group);
-      else if (this.#windows.size >= this.bound) this.#windows.delete(this.#windows.keys().next().value!);
+      if (!window && this.#windows.size >= this.bound) this.#windows.delete(this.#windows.oldest()![0]);
       window = { start: nowMs, count: 0 };
       this.#windows.set(group, window);
     }
@@ -82,9 +82,9 @@ export class AddressLimit {
   /** Drops up to two ended windows from the front: more than one per hit, so quiet times shrink the map. */
   #dropEnded(nowMs: number) {
     for (let i = 0; i < 2; i += 1) {
-      const first = this.#windows.entries().next().value;
-      if (!first || nowMs - first[1].start < WINDOW_MS) return;
-      this.#windows.delete(first[0]);
+      const oldest = this.#windows.oldest();
+      if (!oldest || nowMs - oldest[1].start < WINDOW_MS) return;
+      this.#windows.delete(oldest[0]);
     }
   }
 }

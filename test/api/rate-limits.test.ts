@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
+import { addressGroup, AddressLimit, TRACKED_ADDRESSES } from '../../src/auth/rate-limit.js';
 import { generateKey } from '../../src/keys/format.js';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
@@ -17,6 +18,57 @@ async function newKey(t: TestApp, tenant: Tenant, expiresAt?: string) {
 function keyRow(t: TestApp, keyId: string) {
   return t.ctx.store.db.selectFrom('account_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
 }
+
+describe('the per-address counter', () => {
+  const NOW = Date.parse('2026-11-23T10:00:00.000Z');
+  const ipv4 = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
+  it('groups IPv6 addresses by /64 and IPv4-mapped addresses as IPv4', () => {
+    expect(addressGroup('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:0db8:0001:0002:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+    expect(addressGroup('::ffff:203.0.113.5')).toBe('203.0.113.5');
+    expect(addressGroup('203.0.113.5')).toBe('203.0.113.5');
+    expect(addressGroup('not an address')).toBe('not an address');
+  });
+
+  it('stays within its bound after 200,000 distinct addresses, forgetting the oldest windows first', () => {
+    const counter = new AddressLimit(60);
+    for (let i = 0; i < 200_000; i += 1) counter.hit(ipv4(i), NOW);
+    expect(counter.size).toBe(TRACKED_ADDRESSES);
+    // The newest address still has its count; the oldest was pushed out and starts afresh.
+    expect(counter.hit(ipv4(199_999), NOW).remaining).toBe(58);
+    expect(counter.hit(ipv4(0), NOW).remaining).toBe(59);
+    expect(counter.size).toBe(TRACKED_ADDRESSES);
+  });
+
+  it('costs the same per hit when full as when empty', () => {
+    const counter = new AddressLimit(60, 50_000);
+    const batch = (from: number) => {
+      const started = performance.now();
+      for (let i = from; i < from + 20_000; i += 1) counter.hit(ipv4(i), NOW);
+      return performance.now() - started;
+    };
+    const empty = batch(0);
+    for (let from = 20_000; from < 180_000; from += 20_000) batch(from);
+    // At the bound every hit evicts; a structure that scanned for its oldest entry would be tens of times slower.
+    expect(counter.size).toBe(50_000);
+    expect(batch(180_000)).toBeLessThan(empty * 4);
+  });
+
+  it('limits within a window, restarts it after a minute, and drops ended windows as hits come', () => {
+    const counter = new AddressLimit(2, 10);
+    expect([1, 2, 3].map(() => counter.hit('192.0.2.1', NOW).limited)).toEqual([false, false, true]);
+    expect(counter.hit('192.0.2.1', NOW + 30_000)).toEqual({ remaining: 0, resetSeconds: 30, limited: true });
+    counter.hit('192.0.2.2', NOW + 1000);
+    counter.hit('192.0.2.3', NOW + 2000);
+    expect(counter.size).toBe(3);
+    // A minute on, the first two windows have ended: the next hit drops them.
+    expect(counter.hit('192.0.2.4', NOW + 61_500)).toEqual({ remaining: 1, resetSeconds: 60, limited: false });
+    expect(counter.size).toBe(2);
+    expect(counter.hit('192.0.2.1', NOW + 61_500).limited).toBe(false);
+  });
+});
 
 describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
   describe('per account key', () => {
@@ -132,6 +184,17 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
         expect({ url, status: limited.statusCode, code: limited.json().code }).toEqual({ url, status: 429, code: 'rate_limited' });
         expect(limited.headers['retry-after']).toMatch(/^[1-9]\d*$/);
       }
+    });
+
+    it('counts an IPv6 address with its /64, and an IPv4-mapped address as its IPv4 address', async () => {
+      for (let i = 0; i < FAILURES; i += 1) expect((await from(`2001:db8:7:7::${i + 1}`, unknownKey())).statusCode).toBe(401);
+      // Another address of the same /64 shares its count; the next /64 has its own.
+      expect((await from('2001:db8:7:7:ffff:ffff:ffff:fffe', unknownKey())).statusCode).toBe(429);
+      expect((await from('2001:db8:7:8::1', unknownKey())).statusCode).toBe(401);
+
+      for (let i = 0; i < FAILURES; i += 1) expect((await from('::ffff:203.0.113.80', unknownKey())).statusCode).toBe(401);
+      expect((await from('203.0.113.80', unknownKey())).statusCode).toBe(429);
+      expect((await from('::ffff:203.0.113.81', unknownKey())).statusCode).toBe(401);
     });
 
     it('does not count valid requests as failures', async () => {
