@@ -64,6 +64,8 @@ export function standardSweeps(options: { auditRetentionDays: number | null }): 
     expiredRows({ name: 'dashboard_form_uses', table: 'dashboard_form_uses', column: 'expires_at', keepSeconds: 0, key: ['nonce'] }),
     // A sign-in count whose window ended locks nothing any more.
     expiredRows({ name: 'sign_in_attempts', table: 'sign_in_attempts', column: 'window_ends', keepSeconds: 0, key: ['email_mac'] }),
+    // A key's rate-limit window sizes the next window's leases for a minute after it ends, then nothing.
+    expiredRows({ name: 'rate_limit_windows', table: 'rate_limit_windows', column: 'window_start', keepSeconds: 120, key: ['key_id'] }),
   ];
   if (options.auditRetentionDays !== null) {
     sweeps.push(expiredRows({ name: 'audit_events', table: 'audit_events', column: 'created_at', keepSeconds: options.auditRetentionDays * DAY }));
