@@ -37,6 +37,7 @@ const IDENTITY: Partial<Record<Table, { id: string; unique: string[] }>> = {
   audit_events: { id: 'id', unique: [] },
   dashboard_form_uses: { id: 'nonce', unique: [] },
   sign_in_attempts: { id: 'email_mac', unique: [] },
+  rate_limit_windows: { id: 'key_id', unique: [] },
 };
 
 describe.each(ENGINES)('sweeps on %s', (engine) => {
@@ -104,12 +105,14 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     const events = await copies('audit_events', 'created_at', [at(-90 * DAY - 1), at(-90 * DAY + 1)]);
     const nonces = await copies('dashboard_form_uses', 'expires_at', [at(-1), at(1)]);
     const attempts = await copies('sign_in_attempts', 'window_ends', [at(-1), at(1)]);
+    const windows = await copies('rate_limit_windows', 'window_start', [at(-121), at(-119)]);
 
     // Without a retention configured, audit events are kept forever, even 100 days old.
     const auditBefore = await ids('audit_events');
     const withoutRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: null }));
     expect(withoutRetention).toEqual({
       static_form_sessions: 2, oauth_flows: 2, dashboard_sessions: 2, server_keys: 2, idempotency_records: 2, dashboard_form_uses: 2, sign_in_attempts: 2,
+      rate_limit_windows: 2,
     });
     expect(await ids('audit_events')).toEqual(auditBefore);
     expect(await ids('static_form_sessions')).toEqual(forms.slice(1).sort());
@@ -119,11 +122,12 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     expect(await ids('idempotency_records')).toEqual(records.slice(1).sort());
     expect(await ids('dashboard_form_uses')).toEqual(nonces.slice(1).sort());
     expect(await ids('sign_in_attempts')).toEqual(attempts.slice(1).sort());
+    expect(await ids('rate_limit_windows')).toEqual(windows.slice(1).sort());
 
     const withRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: 90 }));
     expect(withRetention).toEqual({
       static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
-      audit_events: auditBefore.length - 1,
+      rate_limit_windows: 0, audit_events: auditBefore.length - 1,
     });
     expect(await ids('audit_events')).toEqual([events[1]]);
   });
@@ -200,10 +204,12 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
         release();
         expect(await first).toEqual({
           holding: 0, static_form_sessions: 1, oauth_flows: 1, dashboard_sessions: 1, server_keys: 1, idempotency_records: 1, dashboard_form_uses: 1, sign_in_attempts: 1,
+          rate_limit_windows: 1,
         });
         // Once the first run has committed, the second node's next run goes ahead and finds nothing left.
         expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toEqual({
           static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
+          rate_limit_windows: 0,
         });
       } finally {
         await second.close();
