@@ -141,9 +141,9 @@ export class KeyQuota {
   }
 
   /**
-   * Drops the first share if its window is over and nothing waits on it (unless it is the key asking):
-   * with one drop per request, the map holds about the keys used
-   * in the last minute, at a constant cost per request.
+   * Drops the oldest share if its window is over and nothing waits on it (unless it is the key
+   * asking): with one drop per request, the map holds about the keys used in the last minute, at a
+   * constant cost per request.
    */
   #forgetOneEnded(asking: string, nowMs: number) {
     const oldest = this.#shares.oldest();

@@ -43,10 +43,12 @@ export const TRACKED_ADDRESSES = 100_000;
  * come, and at the bound the oldest entry makes room. Every hit costs a constant number of map
  * operations, however many addresses are tracked.
  *
- * What an attacker with more address groups than the bound gets: a group's count can be forgotten
- * before its minute is over, but only after `bound` other groups have been counted since it started;
- * each of those was itself a counted attempt. So the attempts stay within `limit` per group per
- * minute plus one per group used to push it out: no more than those many addresses could make anyway.
+ * What an attacker with more address groups than the bound gets: by opening windows from other
+ * groups it can push any group's count out before its minute ends, so, cycling through more than
+ * `bound` groups, it is not limited per address at all. Without the bound it would get `limit` a
+ * minute from each group, already millions a minute at that many groups (a /44 of IPv6 holds a
+ * million /64s), so the per-address limit was no defence there either; what stands against it is
+ * the per-email lock-out on sign-in and keys too long to guess. Below the bound the limit holds exactly.
  */
 export class AddressLimit {
   readonly #windows = new InsertionOrderedMap<{ start: number; count: number }>();
