@@ -9,6 +9,8 @@ export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
   app.get(
     '/end-users/:externalUserId',
     {
+      // The member read returns the auth version; the guard's judgement of the keys is confirmed by it.
+      config: { authVersionCheckedByHandler: true },
       schema: {
         summary: "Read one end user's credentials",
         tags: ['end users'],
@@ -24,6 +26,14 @@ export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
         response: { 200: MemberWithSecrets, ...problemResponses(...GUARD_STATUSES) },
       },
     },
-    async (request) => getMember(ctx, authOf(request).serverId, request.params.externalUserId, request.query.minValiditySeconds ?? 60),
+    async (request) => {
+      const auth = authOf(request);
+      // Where a key, a server key or the server changed after this node last read the auth version,
+      // the keys are judged again on fresh rows before the read is answered (throws the refusal).
+      const confirmAuth = async (authVersion: string) => {
+        if (authVersion !== auth.authVersion) await request.recheckAuth!();
+      };
+      return getMember(ctx, auth.serverId, request.params.externalUserId, request.query.minValiditySeconds ?? 60, confirmAuth);
+    },
   );
 }

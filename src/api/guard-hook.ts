@@ -27,8 +27,11 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
   const hook = async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('ratelimit-policy', policy);
     try {
-      const { auth, rateLimit } = await guard.check({ method: request.method, headers: request.headers, rawHeaders: request.raw.rawHeaders });
+      const presented = { method: request.method, headers: request.headers, rawHeaders: request.raw.rawHeaders };
+      const authVersion = request.routeOptions.config.authVersionCheckedByHandler ? 'by-handler' : 'here';
+      const { auth, rateLimit } = await guard.check(presented, { authVersion });
       request.auth = auth;
+      if (authVersion === 'by-handler') request.recheckAuth = () => guard.recheck(presented);
       reply.header('ratelimit', `"default";r=${rateLimit.remaining};t=${rateLimit.resetSeconds}`);
     } catch (error) {
       if (!(error instanceof Problem) || error.code === 'browser_access_forbidden') throw error;

@@ -1,7 +1,8 @@
 /**
  * The management-API guard: the fifteen steps of CONTRACT 2.1, in order, first failure wins. Steps 1–7
- * read only the request; 8–14 read one row (the auth version) and take the keys from memory while it
- * holds (store/auth-lookups.ts); 15 spends the key's share of its rate limit.
+ * read only the request; 8–14 take the keys from memory while the auth version (one row, read here or
+ * by the route's own statement) holds (store/auth-lookups.ts); 15 spends the key's share of its rate
+ * limit.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Problem, type ErrorCode } from '../errors.js';
@@ -15,6 +16,8 @@ export interface AuthContext {
   accountId: string;
   accountKeyId: string;
   serverId: string;
+  /** The auth version the keys were judged under (store/auth-lookups.ts). */
+  authVersion: string;
 }
 
 export interface GuardRequest {
@@ -71,7 +74,43 @@ export class ManagementGuard {
     private readonly keyLimits: KeyQuota,
   ) {}
 
-  async check(request: GuardRequest): Promise<GuardResult> {
+  /**
+   * The fifteen steps. `authVersion: 'by-handler'` is for a read-only route whose own statement
+   * returns the auth version (GET /v1/end-users/{id}): the keys are judged from memory under the last
+   * version this node saw, without a statement of their own, and the handler compares the version its
+   * read returned before it acts; where it moved, it calls `recheck` and reads again. Every other
+   * route reads the version here, first.
+   */
+  async check(request: GuardRequest, options: { authVersion: 'here' | 'by-handler' } = { authVersion: 'here' }): Promise<GuardResult> {
+    const { token, serviceKey } = await this.#presented(request);
+    const now = this.ctx.clock.now();
+    const lookups = this.ctx.store.authLookups;
+    const known = options.authVersion === 'by-handler' ? lookups.knownVersion : null;
+    const version = known ?? (await lookups.sync());
+    const { accountKey, auth } = await this.#judge(token, serviceKey, version, now);
+    // 15.
+    const rateLimit = await this.keyLimits.take(accountKey.id, now);
+    if (rateLimit.limited) {
+      throw new Problem('rate_limited', `This account API key sent more than ${this.keyLimits.limit} requests this minute. Retry after ${rateLimit.resetSeconds} seconds.`, {
+        headers: { 'retry-after': String(rateLimit.resetSeconds) },
+      });
+    }
+    await touchAccountKey(this.ctx, accountKey, now);
+    return { auth, rateLimit };
+  }
+
+  /**
+   * Steps 8–14 again on keys read afresh, for a handler whose read found that the auth version moved
+   * after the guard judged the keys. The request was counted against the rate limit once already.
+   */
+  async recheck(request: GuardRequest): Promise<AuthContext> {
+    const { token, serviceKey } = await this.#presented(request);
+    const version = await this.ctx.store.authLookups.sync();
+    return (await this.#judge(token, serviceKey, version, this.ctx.clock.now())).auth;
+  }
+
+  /** Steps 1–7: the two keys as presented, well-formed, or the refusal. No I/O but the exposure record of step 1. */
+  async #presented(request: GuardRequest): Promise<{ token: string; serviceKey: string }> {
     const { headers } = request;
     const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const serviceKeyHeader = headers['x-service-key'];
@@ -117,13 +156,15 @@ export class ManagementGuard {
     if (!isWellFormedKey('server', serviceKey)) {
       throw refuse('service_key_malformed', 'The x-service-key value is not a server API key (service_srv_ followed by 72 hex characters with a valid checksum).');
     }
+    return { token, serviceKey };
+  }
 
-    const now = this.ctx.clock.now();
+  /** Steps 8–14 on the keys as known under `version` (from memory while it holds). */
+  async #judge(token: string, serviceKey: string, version: string, now: Date) {
     const nowIso = now.toISOString();
-    // 8–10. From memory, once this request has checked that no key changed since it was read.
-    const keys = this.ctx.store.authLookups;
-    const version = await keys.sync();
-    const accountKey = await keys.accountKey(keyDigest(token), version);
+    const lookups = this.ctx.store.authLookups;
+    // 8–10.
+    const accountKey = await lookups.accountKey(keyDigest(token), version);
     if (!accountKey) throw refuse('account_key_invalid', 'No account API key matches the Bearer value. ' + ACCOUNT_KEYS_PAGE);
     if (accountKey.revoked_at) {
       throw refuse('account_key_revoked', `This account API key (${accountKey.hint}) was revoked on ${accountKey.revoked_at}. ${ACCOUNT_KEYS_PAGE}`);
@@ -132,7 +173,7 @@ export class ManagementGuard {
       throw refuse('account_key_expired', `This account API key (${accountKey.hint}) expired on ${accountKey.expires_at}. ${ACCOUNT_KEYS_PAGE}`);
     }
     // 11–12.
-    const serverKey = await keys.serverKey(keyDigest(serviceKey), version);
+    const serverKey = await lookups.serverKey(keyDigest(serviceKey), version);
     if (!serverKey) throw refuse('service_key_invalid', 'No server API key matches the x-service-key value. The server\'s page in the dashboard shows its key hint and can rotate it.');
     if (serverKey.expires_at && serverKey.expires_at <= nowIso) {
       throw refuse('service_key_revoked', `This server API key (${serverKey.hint}) was rotated out and its grace period ended on ${serverKey.expires_at}. Use the server's current key.`);
@@ -144,14 +185,7 @@ export class ManagementGuard {
     if (serverKey.mode !== 'business') {
       throw new Problem('server_not_business_mode', 'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.');
     }
-    // 15.
-    const rateLimit = await this.keyLimits.take(accountKey.id, now);
-    if (rateLimit.limited) {
-      throw new Problem('rate_limited', `This account API key sent more than ${this.keyLimits.limit} requests this minute. Retry after ${rateLimit.resetSeconds} seconds.`, {
-        headers: { 'retry-after': String(rateLimit.resetSeconds) },
-      });
-    }
-    await touchAccountKey(this.ctx, accountKey, now);
-    return { auth: { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id }, rateLimit };
+    const auth: AuthContext = { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id, authVersion: version };
+    return { accountKey, auth };
   }
 }

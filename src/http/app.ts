@@ -94,6 +94,7 @@ export async function buildApp(options: AppOptions) {
     );
   });
   app.decorateRequest('auth', null);
+  app.decorateRequest('recheckAuth', null);
   // A node that stops gives back the rate-limit quota it leased and did not spend.
   app.addHook('onClose', async (instance) => guard.close(instance.log));
 

@@ -137,17 +137,22 @@ function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): Cre
   return credential;
 }
 
-/** One member with every credential's secrets, OAuth tokens refreshed first where they expire within `minValiditySeconds`. */
+/**
+ * One member with every credential's secrets, OAuth tokens refreshed first where they expire within
+ * `minValiditySeconds`. `confirmAuth` is called with the auth version the read returned before
+ * anything else happens (no answer, no refresh): it throws where the caller may no longer act.
+ */
 export async function getMember(
   ctx: ServiceContext,
   serverId: string,
   externalUserId: string,
   minValiditySeconds: number,
+  confirmAuth: (authVersion: string) => Promise<void>,
 ): Promise<MemberView<CredentialWithSecrets>> {
   const since = iso(ctx.clock.now());
-  const found = await ctx.store.audience.memberWithCredentials(serverId, externalUserId);
-  if (!found) throw notFound();
-  const { member, credentials } = found;
+  const { authVersion, member, credentials } = await ctx.store.audience.memberWithCredentials(serverId, externalUserId);
+  await confirmAuth(authVersion);
+  if (!member) throw notFound();
   const read = await Promise.all(credentials.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {
     externalUserId,

@@ -43,31 +43,35 @@ export class AudienceRepository extends Repository {
   constructor(connections: Connections) {
     super(connections);
     const { root, reader } = connections;
+    // From the auth version's one row, so the statement answers even where the member does not exist.
     this.#memberWithCredentials = preparedQuery(reader, 2, (serverId: string, externalUserId: string) =>
       root
-        .selectFrom('audience_members as m')
+        .selectFrom('auth_version as v')
+        .leftJoin('audience_members as m', (join) => join.on('m.server_id', '=', serverId).on('m.external_user_id', '=', externalUserId))
         .leftJoin('credentials as c', 'c.member_id', 'm.id')
-        .select(['m.id as m_id', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at'])
+        .select(['v.version as auth_version', 'm.id as m_id', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at'])
         .selectAll('c')
-        .where('m.server_id', '=', serverId)
-        .where('m.external_user_id', '=', externalUserId)
+        .where('v.id', '=', 1)
         .orderBy('c.provider'),
     );
   }
 
   /**
-   * The read of GET /v1/end-users/{id}: the member and every credential of it, in one statement on the
-   * per-request reader (see Connections.reader). Undefined where the server has no such member.
+   * The read of GET /v1/end-users/{id}, in one statement on the per-request reader (see
+   * Connections.reader): the member (undefined where the server has none of that id), every credential
+   * of it, and the auth version, so that the guard's judgement of the keys is confirmed by the same
+   * read (ManagementGuard.check) instead of a statement of its own.
    */
   async memberWithCredentials(serverId: string, externalUserId: string) {
     const rows = await this.#memberWithCredentials(serverId, externalUserId);
-    const first = rows[0];
-    if (!first) return undefined;
+    const first = rows[0]!;
+    const authVersion = String(first.auth_version);
+    if (first.m_id === null) return { authVersion, member: undefined, credentials: [] };
     const credentials: Credential[] = [];
-    for (const { m_id: _id, m_created_at: _created, m_updated_at: _updated, ...credential } of rows) {
+    for (const { auth_version: _version, m_id: _id, m_created_at: _created, m_updated_at: _updated, ...credential } of rows) {
       if (credential.id !== null) credentials.push(credential as Credential);
     }
-    return { member: { id: first.m_id, created_at: first.m_created_at, updated_at: first.m_updated_at }, credentials };
+    return { authVersion, member: { id: first.m_id, created_at: first.m_created_at!, updated_at: first.m_updated_at! }, credentials };
   }
 
   /** The member's row id, made on first use. Concurrent first uses meet at the unique (server, external id). */

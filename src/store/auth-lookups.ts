@@ -73,6 +73,20 @@ export class AuthLookups extends Repository {
     );
   }
 
+  /** The auth version this node last read (null before the first request). */
+  get knownVersion(): string | null {
+    return this.#version;
+  }
+
+  /**
+   * A version read by a statement (sync, or the member read of GET /v1/end-users/{id}, which returns
+   * it): a newer one empties the cache. Only forward: reads that finish out of order must not bring
+   * back an older version.
+   */
+  observe(version: string): void {
+    if (this.#version === null || BigInt(version) > BigInt(this.#version)) this.#reset(version);
+  }
+
   /**
    * Called once per request before any cached lookup. Returns the version the request runs under
    * (text: PostgreSQL's bigint arrives as a string, SQLite's as a number). A lookup that misses caches
@@ -82,12 +96,14 @@ export class AuthLookups extends Repository {
   async sync(): Promise<string> {
     const [row] = await this.#readVersion();
     const version = String(row!.version);
-    if (version !== this.#version) {
-      this.#accountKeys.clear();
-      this.#serverKeys.clear();
-      this.#version = version;
-    }
+    this.observe(version);
     return version;
+  }
+
+  #reset(version: string) {
+    this.#accountKeys.clear();
+    this.#serverKeys.clear();
+    this.#version = version;
   }
 
   /** The account key with this digest, from memory while `version` (from sync) holds. */
