@@ -22,7 +22,7 @@ import { storeCredential } from '../src/services/credentials.js';
 import { enableProvider } from '../src/services/providers.js';
 import { createServer } from '../src/services/servers.js';
 import type { Engine } from '../src/store/store.js';
-import { benchPostgres, load, startProcess } from './processes.js';
+import { benchPostgres, load, measure, startProcess } from './processes.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -58,8 +58,8 @@ function peakRssMiB(pid: number): number {
   return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
-const row = (name: string, r: autocannon.Result) =>
-  `${name.padEnd(48)} ${r.requests.average.toFixed(0).padStart(8)} req/s   p50 ${String(r.latency.p50).padStart(3)} ms   p99 ${String(r.latency.p99).padStart(3)} ms`;
+const row = (name: string, { result: r, cpuMicros }: { result: autocannon.Result; cpuMicros: number }) =>
+  `${name.padEnd(44)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(3)} ms   p99 ${String(r.latency.p99).padStart(3)} ms   ${cpuMicros.toFixed(0).padStart(4)} µs CPU/request`;
 
 async function compare(engine: Engine, databaseUrl: string, dir: string) {
   const env = {
@@ -82,12 +82,17 @@ async function compare(engine: Engine, databaseUrl: string, dir: string) {
     // Warm both up (JIT, statement caches, pools), then measure one after the other so they never share the CPU.
     await load(keywardUrl, headers, 3, CONNECTIONS);
     await load(bare.address + bareRoute, {}, 3, CONNECTIONS);
-    const ours = await load(keywardUrl, headers, SECONDS, CONNECTIONS);
-    const yardstick = await load(bare.address + bareRoute, {}, SECONDS, CONNECTIONS);
+    const ours = await measure(keyward, keywardUrl, headers, SECONDS, CONNECTIONS);
+    const yardstick = await measure(bare, bare.address + bareRoute, {}, SECONDS, CONNECTIONS);
     const rss = peakRssMiB(keyward.child.pid!);
     console.log(row(`Keyward GET /v1/end-users/{id} (${engine})`, ours));
     console.log(row(`bare Fastify GET ${bareRoute}`, yardstick));
-    console.log(`ratio on ${engine}: ${((ours.requests.average / yardstick.requests.average) * 100).toFixed(1)}% of the bare route's requests per second; Keyward's peak RSS ${rss} MiB\n`);
+    const ratio = ours.result.requests.average / yardstick.result.requests.average;
+    const cpuRatio = yardstick.cpuMicros / ours.cpuMicros;
+    console.log(
+      `ratio on ${engine}: ${(ratio * 100).toFixed(1)}% of the bare route's requests per second ` +
+        `(by CPU per request: ${(cpuRatio * 100).toFixed(1)}%); Keyward's peak RSS ${rss} MiB\n`,
+    );
   } finally {
     await Promise.all([keyward.stop(), bare.stop()]);
   }

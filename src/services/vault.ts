@@ -76,7 +76,8 @@ export class Vault {
   }
 
   open(sealed: Uint8Array, associatedData: string): string {
-    const value = Buffer.from(sealed);
+    // A view, not a copy: the drivers hand over Buffers already.
+    const value = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
     if (value[0] === VERSION) {
       const key = this.#readable.get(value.subarray(1, 1 + KEY_ID_BYTES).toString('hex'));
       if (!key) throw new Error('sealed under a master key this process was not given');

@@ -50,6 +50,26 @@ describe.each(ENGINES)('transactions of the store on %s', (engine) => {
     expect(await revokedAt(keyId)).toBeNull();
   });
 
+  // SQLite runs one transaction at a time (one connection, BEGIN IMMEDIATE): two chains are only ever
+  // open together on PostgreSQL.
+  if (engine === 'postgres') {
+    it('keeps one call chain on its transaction while another transaction ends', async () => {
+      const { keyId } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'two-chains', actor: CLI_ACTOR });
+      let releaseFirst!: () => void;
+      const released = new Promise<void>((resolve) => (releaseFirst = resolve));
+      const first = t.ctx.store.transaction(() => released);
+      const second = t.ctx.store.transaction(async () => {
+        await revokeAccountKey(t.ctx, keyId, CLI_ACTOR);
+        // The first transaction ends while this one is open; this chain must still read on its own,
+        // uncommitted transaction (it would read null on the root connection).
+        releaseFirst();
+        await first;
+        return revokedAt(keyId);
+      });
+      expect(await within(second, 5_000)).toEqual(expect.any(String));
+    });
+  }
+
   if (engine === 'sqlite') {
     it('shows the hazard it prevents: the root connection inside an open transaction never answers', async () => {
       let query: Promise<unknown> | undefined;
