@@ -31,7 +31,10 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
       const authVersion = request.routeOptions.config.authVersionCheckedByHandler ? 'by-handler' : 'here';
       const { auth, rateLimit } = await guard.check(presented, { authVersion });
       request.auth = auth;
-      if (authVersion === 'by-handler') request.recheckAuth = () => guard.recheck(presented);
+      if (authVersion === 'by-handler') {
+        // A refusal there is a failed authentication like any other: counted per address.
+        request.recheckAuth = () => guard.recheck(presented).catch((refusal: unknown) => Promise.reject(countedFailure(request, refusal)));
+      }
       reply.header('ratelimit', `"default";r=${rateLimit.remaining};t=${rateLimit.resetSeconds}`);
     } catch (error) {
       if (!(error instanceof Problem) || error.code === 'browser_access_forbidden') throw error;
@@ -39,16 +42,21 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
         reply.header('ratelimit', `"default";r=0;t=${error.headers['retry-after']}`);
         throw error;
       }
-      // Failed authentications are counted per address; past the limit they are answered with 429
-      // instead. A request that passes the guard is never held back by this count.
-      const state = failures.hit(request.ip, ctx.clock.now().getTime());
-      if (state.limited) {
-        throw new Problem('rate_limited', `Too many failed authentications from this address. Retry after ${state.resetSeconds} seconds.`, {
-          headers: { 'retry-after': String(state.resetSeconds) },
-        });
-      }
-      throw error;
+      throw countedFailure(request, error);
     }
+  };
+
+  /**
+   * Failed authentications are counted per address; past the limit they are answered with 429
+   * instead. A request that passes the guard is never held back by this count.
+   */
+  const countedFailure = (request: FastifyRequest, refusal: unknown): unknown => {
+    if (!(refusal instanceof Problem)) return refusal;
+    const state = failures.hit(request.ip, ctx.clock.now().getTime());
+    if (!state.limited) return refusal;
+    return new Problem('rate_limited', `Too many failed authentications from this address. Retry after ${state.resetSeconds} seconds.`, {
+      headers: { 'retry-after': String(state.resetSeconds) },
+    });
   };
 
   const close = async (log: FastifyBaseLogger) => {

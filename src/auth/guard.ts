@@ -78,15 +78,28 @@ export class ManagementGuard {
    * The fifteen steps. `authVersion: 'by-handler'` is for a read-only route whose own statement
    * returns the auth version (GET /v1/end-users/{id}): the keys are judged from memory under the last
    * version this node saw, without a statement of their own, and the handler compares the version its
-   * read returned before it acts; where it moved, it calls `recheck` and reads again. Every other
-   * route reads the version here, first.
+   * read returned before it acts; where it moved, it calls `recheck` and reads again. A refusal judged
+   * that way is never answered as it is: the keys are judged again under a version read here, so a
+   * key, server key or server that opens again (or a refusal that a change now makes an earlier step's)
+   * is seen on the very next request too. Every other route reads the version here, first.
    */
   async check(request: GuardRequest, options: { authVersion: 'here' | 'by-handler' } = { authVersion: 'here' }): Promise<GuardResult> {
     const { token, serviceKey } = await this.#presented(request);
-    const now = this.ctx.clock.now();
     const lookups = this.ctx.store.authLookups;
     const known = options.authVersion === 'by-handler' ? lookups.knownVersion : null;
-    const version = known ?? (await lookups.sync());
+    if (known !== null) {
+      try {
+        return await this.#admit(token, serviceKey, known);
+      } catch (error) {
+        if (!(error instanceof Problem)) throw error;
+      }
+    }
+    return this.#admit(token, serviceKey, await lookups.sync());
+  }
+
+  /** Steps 8–15 under `version`, then lastUsedAt. */
+  async #admit(token: string, serviceKey: string, version: string): Promise<GuardResult> {
+    const now = this.ctx.clock.now();
     const { accountKey, auth } = await this.#judge(token, serviceKey, version, now);
     // 15.
     const rateLimit = await this.keyLimits.take(accountKey.id, now);

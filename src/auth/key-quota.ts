@@ -19,7 +19,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.js';
-import { InsertionOrderedMap } from './insertion-ordered-map.js';
+import { InsertionOrderedMap } from '../insertion-ordered-map.js';
 import { secondsUntil, WINDOW_MS, type WindowState } from './rate-limit.js';
 
 /**

@@ -13,6 +13,7 @@
  * most once a minute per key.
  */
 import type { Connections } from './connections.js';
+import { InsertionOrderedMap } from '../insertion-ordered-map.js';
 import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
 
@@ -37,10 +38,11 @@ export interface ServerKeyLookup {
 /** Keys kept per kind; past this the oldest entry goes (a miss then costs one indexed read). */
 const MAX_CACHED_KEYS = 10_000;
 
-class BoundedMap<V> extends Map<string, V> {
-  override set(key: string, value: V): this {
-    if (this.size >= MAX_CACHED_KEYS && !this.has(key)) this.delete(this.keys().next().value!);
-    return super.set(key, value);
+/** At most MAX_CACHED_KEYS entries: setting one more drops the oldest. */
+class BoundedMap<V> extends InsertionOrderedMap<V> {
+  override set(key: string, value: V): void {
+    if (this.size >= MAX_CACHED_KEYS && this.get(key) === undefined) this.delete(this.oldest()![0]);
+    super.set(key, value);
   }
 }
 
@@ -79,11 +81,11 @@ export class AuthLookups extends Repository {
   }
 
   /**
-   * A version read by a statement (sync, or the member read of GET /v1/end-users/{id}, which returns
-   * it): a newer one empties the cache. Only forward: reads that finish out of order must not bring
-   * back an older version.
+   * A version read by sync: a newer one empties the cache. Only forward: reads that finish out of
+   * order must not bring back an older version. (The member read of GET /v1/end-users/{id} returns the
+   * version too; where it differs, the guard's recheck comes here through sync.)
    */
-  observe(version: string): void {
+  #observe(version: string): void {
     if (this.#version === null || BigInt(version) > BigInt(this.#version)) this.#reset(version);
   }
 
@@ -96,7 +98,7 @@ export class AuthLookups extends Repository {
   async sync(): Promise<string> {
     const [row] = await this.#readVersion();
     const version = String(row!.version);
-    this.observe(version);
+    this.#observe(version);
     return version;
   }
 
@@ -132,12 +134,16 @@ export class AuthLookups extends Repository {
     return row;
   }
 
-  /** lastUsedAt, unless another node wrote a time after `threshold` already. */
+  /**
+   * lastUsedAt, unless another node wrote a time after `threshold` already, or the key was revoked
+   * meanwhile (a request admitted from memory just before this node saw the revocation).
+   */
   async touch(keyId: string, at: string, threshold: string): Promise<void> {
     await this.db
       .updateTable('account_keys')
       .set({ last_used_at: at })
       .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', threshold)]))
       .execute();
   }

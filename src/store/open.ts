@@ -56,7 +56,7 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
 
 interface Opened {
   db: Kysely<Database>;
-  /** Where the per-request reads run (see hot-queries.ts). */
+  /** Where the per-request reads run (see Connections.reader). */
   readRunner: QueryRunner;
   close(): Promise<void>;
 }

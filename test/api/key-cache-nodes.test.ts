@@ -118,7 +118,33 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
     await cliJson(cli, ['server', 'mode', '--server', server.serverId, '--mode', 'personal']);
     await expectRefusedEverywhere(keys(server), 403, 'server_not_business_mode');
     await setServerMode(others[0]!.ctx, server.serverId, 'business', CLI_ACTOR);
-    for (const node of nodes) expect((await list(node, keys(server))).statusCode).toBe(200);
+    // The member read first on every node: a refusal it remembered must not outlive the change.
+    await expectAdmittedEverywhere(keys(server));
+  });
+
+  it('answers a revoked key 401 on the member read, not 429, once its rate limit is spent', async () => {
+    const limited = await startSecondNode(t, { rateLimitPerMinute: 1 });
+    try {
+      const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'spent', actor: CLI_ACTOR });
+      const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+      const read = () => limited.app.inject({ method: 'GET', url: '/v1/end-users/nobody-here', headers });
+      expect((await read()).statusCode).toBe(404);
+      expect((await read()).json().code).toBe('rate_limited');
+      await revokeAccountKey(t.ctx, keyId, CLI_ACTOR);
+      // CONTRACT 2.1: step 9 comes before step 15.
+      expect((await read()).json().code).toBe('account_key_revoked');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('keeps every node\'s cache through statements that change nothing', async () => {
+    const version = () => t.ctx.store.db.selectFrom('auth_version').select('version').executeTakeFirstOrThrow();
+    const before = await version();
+    await sql`update account_keys set revoked_at = ${'2026-01-01T00:00:00.000Z'} where id = ${'key_nothing'}`.execute(t.ctx.store.db);
+    await sql`delete from server_keys where id = ${'skey_nothing'}`.execute(t.ctx.store.db);
+    await sql`update servers set mode = ${'personal'} where id = ${'srv_nothing'}`.execute(t.ctx.store.db);
+    expect(await version()).toEqual(before);
   });
 
   it('refuses a server an operator moved to another account with SQL', async () => {

@@ -9,8 +9,8 @@ import type { Engine } from '../connections.js';
  * keeps the guard's lookups in memory and checks this version on every request (auth-lookups.ts):
  * a request that starts after the change commits sees the new version and reads the keys afresh.
  *
- * Only the columns that decide a guard's answer fire it: lastUsedAt and the browser-exposure record
- * change on their own schedule and must not empty every node's cache.
+ * Only rows that change, in the columns that decide a guard's answer, fire it: lastUsedAt and the
+ * browser-exposure record change on their own schedule and must not empty every node's cache.
  */
 const WATCHED: [table: string, columns: string[]][] = [
   ['account_keys', ['account_id', 'digest', 'revoked_at', 'expires_at']],
@@ -40,7 +40,9 @@ export function authVersionMigration(engine: Engine) {
           const trigger = sql.raw(`${table}_${name}_bumps_auth_version`);
           const on = sql.raw(`after ${event} on ${table}`);
           if (engine === 'postgres') {
-            await sql`create trigger ${trigger} ${on} for each statement execute function keyward_bump_auth_version()`.execute(db);
+            // For each row: a statement trigger would fire on statements that change nothing too (the
+            // sweep's delete of old server keys on every run), emptying every node's cache for nothing.
+            await sql`create trigger ${trigger} ${on} for each row execute function keyward_bump_auth_version()`.execute(db);
           } else {
             await sql`create trigger ${trigger} ${on} begin update auth_version set version = version + 1 where id = 1; end`.execute(db);
           }

@@ -1,6 +1,7 @@
 /**
  * A map that keeps its entries in the order they were last set and finds the oldest in constant
- * time, for the in-memory counters that drop their oldest entries as they go.
+ * time, for the in-memory structures that drop their oldest entries as they go (the per-address
+ * counters, the guard's cached keys).
  *
  * A plain Map is insertion-ordered too, but its first entry is not found in constant time: after many
  * deletions at its front, V8 walks over the holes they leave on every keys().next() until the table is
@@ -37,6 +38,12 @@ export class InsertionOrderedMap<V> {
 
   delete(key: string): void {
     this.#slots.delete(key);
+  }
+
+  clear(): void {
+    this.#slots.clear();
+    this.#queue = [];
+    this.#head = 0;
   }
 
   /** Every entry, in no particular order. */
