@@ -9,7 +9,7 @@
  *   BENCH_PROFILE_DIR=/tmp/profile npm run bench   # a V8 CPU profile of each Keyward process
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
@@ -22,7 +22,7 @@ import { storeCredential } from '../src/services/credentials.js';
 import { enableProvider } from '../src/services/providers.js';
 import { createServer } from '../src/services/servers.js';
 import type { Engine } from '../src/store/store.js';
-import { benchPostgres, load, measure, startProcess } from './processes.js';
+import { benchPostgres, load, measure, peakRssMiB, startProcess } from './processes.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -37,25 +37,17 @@ async function seed(env: Record<string, string>) {
   const { key } = await createAccountKey(ctx, { accountId, label: 'bench', actor: CLI_ACTOR });
   await enableProvider(ctx, { serverId, slug: 'openai', actor: CLI_ACTOR });
   const now = new Date().toISOString();
-  await ctx.store.transaction(() =>
-    storeCredential(ctx, {
-      accountId,
-      serverId,
-      externalUserId: MEMBER,
-      provider: 'openai',
-      secret: { type: 'static', values: { apiKey: `sk-bench-${randomBytes(16).toString('hex')}` } },
-      actor: CLI_ACTOR,
-      now,
-    }),
-  );
+  await storeCredential(ctx, {
+    accountId,
+    serverId,
+    externalUserId: MEMBER,
+    provider: 'openai',
+    secret: { type: 'static', values: { apiKey: `sk-bench-${randomBytes(16).toString('hex')}` } },
+    actor: CLI_ACTOR,
+    now,
+  });
   await ctx.store.close();
   return { authorization: `Bearer ${key}`, 'x-service-key': serverKey };
-}
-
-/** The peak resident memory of a process so far, in MiB (Linux). */
-function peakRssMiB(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
 const row = (name: string, { result: r, cpuMicros }: { result: autocannon.Result; cpuMicros: number }) =>

@@ -3,23 +3,9 @@
  * server when one is needed, and autocannon runs that fail loudly on any non-2xx answer.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { startEmbeddedPostgres } from '../test/helpers/embedded-postgres.js';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+import { createPostgresDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/embedded-postgres.js';
 
 /**
  * Starts a server process on a free port, its output going to a file as a service's log would
@@ -80,22 +66,28 @@ export async function load(url: string, headers: Record<string, string>, seconds
 
 /**
  * A PostgreSQL server for a benchmark: BENCH_DATABASE_URL's (an admin connection string) or an
- * embedded one started here. `database()` makes a fresh database in it and returns its URL.
+ * embedded one started here. `database()` makes a fresh database in it and returns its URL; `stop`
+ * drops those databases and stops the embedded server.
  */
 export async function benchPostgres() {
   const given = process.env.BENCH_DATABASE_URL;
   const server = given ? { adminUrl: given, stop: async () => undefined } : await startEmbeddedPostgres();
+  const made: (() => Promise<void>)[] = [];
   return {
     async database(): Promise<string> {
-      const name = `keyward_bench_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client(server.adminUrl);
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`);
-      await admin.end();
-      const url = new URL(server.adminUrl);
-      url.pathname = `/${name}`;
-      return url.toString();
+      const { url, drop } = await createPostgresDatabase(server.adminUrl, 'keyward_bench');
+      made.push(drop);
+      return url;
     },
-    stop: () => server.stop(),
+    async stop() {
+      for (const drop of made) await drop();
+      await server.stop();
+    },
   };
+}
+
+/** The peak resident memory of a process so far, in MiB (Linux: the kernel keeps the high-water mark). */
+export function peakRssMiB(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }

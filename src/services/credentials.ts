@@ -33,11 +33,16 @@ export interface NewCredential {
 }
 
 /**
- * Stores a credential in the caller's transaction, replacing the member's older credential of the same
- * provider. Returns the new id and the replaced row (its secrets are gone from storage once the
- * transaction commits; the caller may still need them to revoke tokens at the provider).
+ * Stores a credential, replacing the member's older credential of the same provider, in one
+ * transaction (the caller's, where one is open: a form or flow completes in the same commit). Returns
+ * the new id and the replaced row (its secrets are gone from storage once the transaction commits;
+ * the caller may still need them to revoke tokens at the provider).
  */
-export async function storeCredential(ctx: ServiceContext, input: NewCredential): Promise<{ credentialId: string; replaced: CredentialRow | null }> {
+export function storeCredential(ctx: ServiceContext, input: NewCredential): Promise<{ credentialId: string; replaced: CredentialRow | null }> {
+  return ctx.store.transaction(() => writeCredential(ctx, input));
+}
+
+async function writeCredential(ctx: ServiceContext, input: NewCredential): Promise<{ credentialId: string; replaced: CredentialRow | null }> {
   const memberId = await ctx.store.audience.ensureMember(input.serverId, input.externalUserId, input.now);
   const [replaced = null] = await ctx.store.audience.credentialsOf(memberId, input.provider);
   if (replaced) {

@@ -67,10 +67,10 @@ export class AudienceRepository extends Repository {
     const first = rows[0]!;
     const authVersion = String(first.auth_version);
     if (first.m_id === null) return { authVersion, member: undefined, credentials: [] };
-    const credentials: Credential[] = [];
-    for (const { auth_version: _version, m_id: _id, m_created_at: _created, m_updated_at: _updated, ...credential } of rows) {
-      if (credential.id !== null) credentials.push(credential as Credential);
-    }
+    // A member without credentials is one row of nulls on the credentials' side. Otherwise each row is
+    // a credential row as it stands (the member's columns beside it are never sent: the response schema
+    // lists what leaves).
+    const credentials = first.id === null ? [] : (rows as Credential[]);
     return { authVersion, member: { id: first.m_id, created_at: first.m_created_at!, updated_at: first.m_updated_at! }, credentials };
   }
 

@@ -50,7 +50,7 @@ export class AuthLookups extends Repository {
   #version: string | null = null;
   readonly #accountKeys = new BoundedMap<AccountKeyLookup>();
   readonly #serverKeys = new BoundedMap<ServerKeyLookup>();
-  /** Key lookups that went to the database since start (what a test checks the cache by). */
+  /** The guard's key lookups that went to the database since start (what a test checks the cache by). */
   misses = 0;
   readonly #readVersion;
   readonly #accountKeyByDigest;
@@ -109,28 +109,27 @@ export class AuthLookups extends Repository {
   }
 
   /** The account key with this digest, from memory while `version` (from sync) holds. */
-  async accountKey(digest: string, version: string): Promise<AccountKeyLookup | undefined> {
-    const cached = this.#accountKeys.get(digest);
-    if (cached) return cached;
-    const row = await this.accountKeyByDigest(digest);
-    if (row && version === this.#version) this.#accountKeys.set(digest, row);
-    return row;
+  accountKey(digest: string, version: string): Promise<AccountKeyLookup | undefined> {
+    return this.#cached(this.#accountKeys, digest, version, this.#accountKeyByDigest);
   }
 
   /** The server key with this digest and its server, from memory while `version` (from sync) holds. */
-  async serverKey(digest: string, version: string): Promise<ServerKeyLookup | undefined> {
-    const cached = this.#serverKeys.get(digest);
-    if (cached) return cached;
-    this.misses += 1;
-    const [row] = await this.#serverKeyByDigest(digest);
-    if (row && version === this.#version) this.#serverKeys.set(digest, row);
+  serverKey(digest: string, version: string): Promise<ServerKeyLookup | undefined> {
+    return this.#cached(this.#serverKeys, digest, version, this.#serverKeyByDigest);
+  }
+
+  /** The account key with this digest, from the database (the browser-exposure record, outside the guard's path). */
+  async accountKeyByDigest(digest: string): Promise<AccountKeyLookup | undefined> {
+    const [row] = await this.#accountKeyByDigest(digest);
     return row;
   }
 
-  /** The account key with this digest, from the database. */
-  async accountKeyByDigest(digest: string): Promise<AccountKeyLookup | undefined> {
+  async #cached<Row>(cache: BoundedMap<Row>, digest: string, version: string, read: (digest: string) => Promise<Row[]>): Promise<Row | undefined> {
+    const cached = cache.get(digest);
+    if (cached) return cached;
     this.misses += 1;
-    const [row] = await this.#accountKeyByDigest(digest);
+    const [row] = await read(digest);
+    if (row && version === this.#version) cache.set(digest, row);
     return row;
   }
 

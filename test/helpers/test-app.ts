@@ -192,6 +192,12 @@ export async function startWithTenant(
   return { t, tenant, headers: keys(tenant) };
 }
 
+/** Another account key of the tenant, and both headers with it beside the tenant's server key. */
+export async function newAccountKey(ctx: ServiceContext, tenant: Tenant, options: { label: string; expiresAt?: string }) {
+  const { keyId, key } = await createAccountKey(ctx, { accountId: tenant.accountId, label: options.label, expiresAt: options.expiresAt ?? null, actor: CLI_ACTOR });
+  return { keyId, key, headers: keys({ accountKey: key, serverKey: tenant.serverKey }) };
+}
+
 /** Both management headers for a tenant. */
 export function keys(tenant: Pick<Tenant, 'accountKey' | 'serverKey'>): Record<string, string> {
   return { authorization: `Bearer ${tenant.accountKey}`, 'x-service-key': tenant.serverKey };

@@ -90,19 +90,17 @@ describe.each(ENGINES)('outbound calls to providers on %s', (engine) => {
    */
   async function refreshError(app: FastifyInstance, provider: string, externalUserId: string) {
     const now = t.clock.now();
-    await t.ctx.store.transaction(() =>
-      storeCredential(t.ctx, {
-        accountId: tenant.accountId,
-        serverId: tenant.serverId,
-        externalUserId,
-        provider,
-        secret: { type: 'oauth2', accessToken: 'at_due', refreshToken: 'rt_due', tokenType: 'bearer' },
-        accessExpiresAt: iso(addSeconds(now, 60)),
-        scopes: ['api:read'],
-        actor: CLI_ACTOR,
-        now: iso(now),
-      }),
-    );
+    await storeCredential(t.ctx, {
+      accountId: tenant.accountId,
+      serverId: tenant.serverId,
+      externalUserId,
+      provider,
+      secret: { type: 'oauth2', accessToken: 'at_due', refreshToken: 'rt_due', tokenType: 'bearer' },
+      accessExpiresAt: iso(addSeconds(now, 60)),
+      scopes: ['api:read'],
+      actor: CLI_ACTOR,
+      now: iso(now),
+    });
     const read = await app.inject({ method: 'GET', url: `/v1/end-users/${externalUserId}?minValiditySeconds=3600`, headers });
     expect(read.statusCode, read.body).toBe(200);
     return read.json().credentials[0].error;

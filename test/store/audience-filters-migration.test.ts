@@ -2,16 +2,9 @@
  * Migration 008 on a database that already holds credentials: each gets the copies of its member's
  * created_at and external id, so the provider filter finds the credentials stored before it, in order.
  */
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrateToLatest } from '../../src/store/migrate.js';
-import { initialMigration } from '../../src/store/migrations/001-initial.js';
-import { oauthFlowsMigration } from '../../src/store/migrations/002-oauth-flows.js';
-import { dashboardMigration } from '../../src/store/migrations/003-dashboard.js';
-import { masterKeysMigration } from '../../src/store/migrations/004-master-keys.js';
-import { dashboardFormsMigration } from '../../src/store/migrations/005-dashboard-forms.js';
-import { sweepsMigration } from '../../src/store/migrations/006-sweeps.js';
-import { authVersionMigration } from '../../src/store/migrations/007-auth-version.js';
+import { migrateToLatest, migrateUpTo } from '../../src/store/migrate.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 
@@ -26,23 +19,8 @@ describe.each(ENGINES)('migration 008 on %s', (engine) => {
   it('copies each member’s created_at and external id onto the credentials already stored', async () => {
     database = await createTestDatabase(engine);
     store = openStore(parseDatabaseUrl(database.url)!);
-    const before: Record<string, Migration> = {
-      '001-initial': initialMigration(engine),
-      '002-oauth-flows': oauthFlowsMigration(engine),
-      '003-dashboard': dashboardMigration(),
-      '004-master-keys': masterKeysMigration(engine),
-      '005-dashboard-forms': dashboardFormsMigration(),
-      '006-sweeps': sweepsMigration(),
-      '007-auth-version': authVersionMigration(engine),
-    };
-    const migrator = new Migrator({
-      db: store.db as Kysely<unknown>,
-      provider: { getMigrations: async () => before },
-      migrationTableName: 'keyward_migrations',
-      migrationLockTableName: 'keyward_migrations_lock',
-    });
-    const { error } = await migrator.migrateToLatest();
-    expect(error).toBeUndefined();
+    // The schema as it stood before 008 (a failed migration throws).
+    await migrateUpTo(store, '007-auth-version');
 
     // Rows as the code before 008 wrote them, without the copies.
     const db = store.db as unknown as Kysely<Record<string, Record<string, unknown>>>;

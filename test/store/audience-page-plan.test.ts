@@ -57,17 +57,15 @@ describe.each(ENGINES)('the audience page queries on %s', (engine) => {
   async function connect(externalUserId: string, provider: string) {
     t.clock.advance(1);
     const now = iso(t.clock.now());
-    await t.ctx.store.transaction(() =>
-      storeCredential(t.ctx, {
-        accountId: tenant.accountId,
-        serverId: tenant.serverId,
-        externalUserId,
-        provider,
-        secret: { type: 'static', values: { apiKey: `sk-${provider}` } },
-        actor: CLI_ACTOR,
-        now,
-      }),
-    );
+    await storeCredential(t.ctx, {
+      accountId: tenant.accountId,
+      serverId: tenant.serverId,
+      externalUserId,
+      provider,
+      secret: { type: 'static', values: { apiKey: `sk-${provider}` } },
+      actor: CLI_ACTOR,
+      now,
+    });
     const known = everyone.find((m) => m.id === externalUserId);
     if (known) known.active.push(provider);
     else everyone.push({ id: externalUserId, createdAt: now, active: [provider] });
