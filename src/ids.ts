@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'acct' | 'usr' | 'srv' | 'skey' | 'key' | 'mem' | 'cred' | 'oflow' | 'cfs' | 'req' | 'evt' | 'ses';
+export type IdPrefix = 'acct' | 'usr' | 'srv' | 'skey' | 'key' | 'mem' | 'cred' | 'oflow' | 'cfs' | 'req' | 'evt' | 'ses' | 'wh' | 'whs' | 'msg' | 'att';
 
 /**
  * A prefixed id: 12 hex of the creation time in milliseconds, then 16 hex of randomness, so ids made

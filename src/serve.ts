@@ -4,6 +4,8 @@ import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import { openContext } from './runtime.js';
 import { standardSweeps } from './services/sweeps.js';
+import { createOutbound } from './outbound/outbound-http.js';
+import { WEBHOOK_TIMEOUT_MS, WebhookDispatcher } from './services/webhook-delivery.js';
 import { scheduleSweeps } from './sweep-schedule.js';
 
 const LOG_FLUSH_INTERVAL_MS = 1000;
@@ -21,6 +23,12 @@ export async function serve(config: Config): Promise<void> {
     trustProxy: config.trustProxy,
   });
   const sweeps = scheduleSweeps(ctx, standardSweeps({ auditRetentionDays: config.auditRetentionDays }), logger);
+  // Webhooks get their own connection pool and timeout: a slow endpoint cannot hold a provider call's connections.
+  const webhookOutbound = createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: WEBHOOK_TIMEOUT_MS });
+  const webhooks = new WebhookDispatcher(ctx, webhookOutbound, {}, {
+    onError: (error) => logger.warn({ err: { message: error.message } }, 'webhook delivery failed on our side; the message stays due'),
+  });
+  webhooks.start();
   const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
   flush.unref();
 
@@ -32,6 +40,8 @@ export async function serve(config: Config): Promise<void> {
     clearInterval(flush);
     await app.close();
     await sweeps.stop();
+    await webhooks.stop();
+    await webhookOutbound.close();
     await ctx.store.close();
     await ctx.outbound.close();
     logger.flush();

@@ -11,7 +11,11 @@ export type AuditAction =
   | 'provider.added'
   | 'credential.connected'
   | 'credential.replaced'
-  | 'credential.revoked';
+  | 'credential.revoked'
+  | 'webhook.added'
+  | 'webhook.removed'
+  | 'webhook.secret_rotated'
+  | 'webhook.message_resent';
 
 export interface AuditEvent {
   accountId: string;

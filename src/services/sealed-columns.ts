@@ -8,6 +8,7 @@ import { credentialAad } from './credentials.js';
 import { aad as idempotencyAad } from './idempotency.js';
 import { verifierAad } from './oauth-flows.js';
 import { clientSecretAad } from './providers.js';
+import { webhookSecretAad } from './webhook-signing.js';
 
 const text = (row: SealedRow, column: string) => String(row[column]);
 
@@ -16,6 +17,7 @@ const AAD_BY_TABLE: Record<SealedTable, (row: SealedRow) => string> = {
   server_providers: (r) => clientSecretAad(text(r, 'server_id'), text(r, 'provider')),
   oauth_flows: (r) => verifierAad(text(r, 'id'), text(r, 'server_id')),
   idempotency_records: (r) => idempotencyAad(text(r, 'server_id'), text(r, 'idempotency_key')),
+  webhook_secrets: (r) => webhookSecretAad(text(r, 'id'), text(r, 'endpoint_id')),
 };
 
 /** The associated data of the value `row` holds in `column` (a row read with the column's `reads`). */

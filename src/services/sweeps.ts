@@ -33,6 +33,8 @@ const DAY = 86_400;
 export const ENDED_LINK_KEEP_SECONDS = 7 * DAY;
 /** Rotated-out server keys are kept 30 days past their grace period: they are refused as rotated out. */
 export const ROTATED_KEY_KEEP_SECONDS = 30 * DAY;
+/** Delivered and failed webhook messages, and every attempt, are kept 30 days (CONTRACT 7). */
+export const WEBHOOK_HISTORY_KEEP_SECONDS = 30 * DAY;
 
 /**
  * A sweep of `table`'s rows whose `column` (an ISO time) is `keepSeconds` or more in the past. A null
@@ -66,6 +68,11 @@ export function standardSweeps(options: { auditRetentionDays: number | null }): 
     expiredRows({ name: 'sign_in_attempts', table: 'sign_in_attempts', column: 'window_ends', keepSeconds: 0, key: ['email_mac'] }),
     // A key's rate-limit window sizes the next window's leases for a minute after it ends, then nothing.
     expiredRows({ name: 'rate_limit_windows', table: 'rate_limit_windows', column: 'window_start', keepSeconds: 120, key: ['key_id'] }),
+    // A message's attempts go with it; a pending message has no end, and is never swept.
+    expiredRows({ name: 'webhook_messages', table: 'webhook_messages', column: 'ended_at', keepSeconds: WEBHOOK_HISTORY_KEEP_SECONDS }),
+    expiredRows({ name: 'webhook_attempts', table: 'webhook_attempts', column: 'attempted_at', keepSeconds: WEBHOOK_HISTORY_KEEP_SECONDS }),
+    // A signing secret past its grace period signs nothing any more.
+    expiredRows({ name: 'webhook_secrets', table: 'webhook_secrets', column: 'expires_at', keepSeconds: 0 }),
   ];
   if (options.auditRetentionDays !== null) {
     sweeps.push(expiredRows({ name: 'audit_events', table: 'audit_events', column: 'created_at', keepSeconds: options.auditRetentionDays * DAY }));

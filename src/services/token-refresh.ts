@@ -21,6 +21,7 @@ import type { ServiceContext } from './context.js';
 import { credentialAad, openCredentialSecret } from './credentials.js';
 import { ProviderCallError, refreshTokens } from './oauth-client.js';
 import { oauthClientSettings } from './providers.js';
+import { eventCredential, recordEvent, type WebhookEvent } from './webhook-events.js';
 
 /** A refresh this read attempted (or waited on) that did not happen: shown beside the stored tokens. */
 export interface RefreshFailure {
@@ -93,19 +94,35 @@ async function awaitLease(ctx: ServiceContext, id: string): Promise<CredentialRo
   }
 }
 
-/** The holder's refresh. Every write is fenced by the holder id: a holder whose lease ran out writes nothing. */
-async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: string): Promise<RefreshFailure | null> {
+/** What the holder's attempt came to (the row holds the rest). */
+export type RefreshResult = 'refreshed' | 'no_refresh_token' | 'not_enabled' | 'rejected' | 'failed';
+
+/**
+ * The holder's refresh. Every write is fenced by the holder id: a holder whose lease ran out writes
+ * nothing. The outcome and its event (CONTRACT 7) are written in one transaction: `needs_reauth` on a
+ * refusal, `refresh_failed` on the first outage in a row, `recovered` on the success that ends one.
+ */
+async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: string): Promise<{ result: RefreshResult; failure: RefreshFailure | null }> {
   const secret = openCredentialSecret(ctx, row);
-  const end = (outcome: RefreshOutcome = {}) => ctx.store.audience.endRefresh(row.id, holder, outcome);
+  const end = (outcome: RefreshOutcome = {}, event?: Omit<WebhookEvent, 'serverId' | 'at'>) =>
+    ctx.store.transaction(async () => {
+      const at = outcome.refresh_attempted_at ?? iso(ctx.clock.now());
+      if ((await ctx.store.audience.endRefresh(row.id, holder, outcome)) && event) await recordEvent(ctx, { ...event, serverId: row.server_id, at });
+    });
   const settings = await oauthClientSettings(ctx, row.server_id, row.provider);
   if (secret.type !== 'oauth2' || !secret.refreshToken) {
-    await end();
-    return null;
+    // Stamped, so that the background refresh does not pick the credential again until its next turn.
+    await end({ refresh_attempted_at: iso(ctx.clock.now()) });
+    return { result: 'no_refresh_token', failure: null };
   }
   if (!settings) {
     await end();
-    return { code: 'refresh_failed', message: `${row.provider} is no longer enabled on this server, so its token cannot be refreshed.`, retryable: true };
+    return {
+      result: 'not_enabled',
+      failure: { code: 'refresh_failed', message: `${row.provider} is no longer enabled on this server, so its token cannot be refreshed.`, retryable: true },
+    };
   }
+  const member = { externalUserId: row.external_user_id };
   const now = ctx.clock.now();
   try {
     const tokens = await refreshTokens(settings, secret.refreshToken, now);
@@ -113,17 +130,21 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
     const ended = iso(ctx.clock.now());
     // A provider that does not rotate refresh tokens answers without one: the old one stays good.
     const next = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? secret.refreshToken, tokenType: tokens.tokenType };
-    await end({
-      secret: ctx.vault.sealJson(next, credentialAad(row.id, row.server_id, row.member_id)),
-      access_expires_at: tokens.expiresAt,
-      ...(tokens.scopes ? { scopes: JSON.stringify(tokens.scopes) } : {}),
-      refreshed_at: ended,
-      refresh_attempted_at: ended,
-      updated_at: ended,
-      error_code: null,
-      error_message: null,
-    });
-    return null;
+    const recovered = row.error_code === 'refresh_failed';
+    await end(
+      {
+        secret: ctx.vault.sealJson(next, credentialAad(row.id, row.server_id, row.member_id)),
+        access_expires_at: tokens.expiresAt,
+        ...(tokens.scopes ? { scopes: JSON.stringify(tokens.scopes) } : {}),
+        refreshed_at: ended,
+        refresh_attempted_at: ended,
+        updated_at: ended,
+        error_code: null,
+        error_message: null,
+      },
+      recovered ? { type: 'credential.recovered', data: { ...member, credential: eventCredential({ ...row, updated_at: ended }) } } : undefined,
+    );
+    return { result: 'refreshed', failure: null };
   } catch (error) {
     if (!(error instanceof ProviderCallError)) {
       // The provider may have been asked already: the cooldown starts all the same.
@@ -133,13 +154,24 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
     const ended = iso(ctx.clock.now());
     if (error.kind === 'rejected' && error.error === 'invalid_grant') {
       const message = `${settings.provider.name} refused the refresh token (invalid_grant): the end user must connect again.`;
-      await end({ refresh_attempted_at: ended, status: 'needs_reauth', error_code: 'refresh_rejected', error_message: message, updated_at: ended });
-      return null;
+      await end(
+        { refresh_attempted_at: ended, status: 'needs_reauth', error_code: 'refresh_rejected', error_message: message, updated_at: ended },
+        {
+          type: 'credential.needs_reauth',
+          data: { ...member, credential: eventCredential({ ...row, status: 'needs_reauth', updated_at: ended }), error: { code: 'refresh_rejected', message } },
+        },
+      );
+      return { result: 'rejected', failure: null };
     }
     // An outage (or a refusal that is not about the grant): the stored tokens stay as they were.
     const message = `Refreshing at ${settings.provider.name} failed: ${error.message}. The stored token is unchanged; try again later.`;
-    await end({ refresh_attempted_at: ended, error_code: 'refresh_failed', error_message: message });
-    return { code: 'refresh_failed', message, retryable: true };
+    const failure: RefreshFailure = { code: 'refresh_failed', message, retryable: true };
+    const firstInARow = row.error_code !== 'refresh_failed';
+    await end(
+      { refresh_attempted_at: ended, error_code: 'refresh_failed', error_message: message },
+      firstInARow ? { type: 'credential.refresh_failed', data: { ...member, credential: eventCredential(row), error: failure } } : undefined,
+    );
+    return { result: 'failed', failure };
   }
 }
 
@@ -167,11 +199,23 @@ export async function readFresh(ctx: ServiceContext, row: CredentialRow, minVali
     if (attemptStands(ctx, current, since)) return { row: current, failure: storedFailure(current) };
     const holder = await takeLease(ctx, current, since);
     if (holder) {
-      const failure = await refreshHeld(ctx, current, holder);
+      const { failure } = await refreshHeld(ctx, current, holder);
       const after = await readRow(ctx, current.id);
       return after && { row: after, failure };
     }
     current = await awaitLease(ctx, current.id);
   }
   return current && { row: current, failure: storedFailure(current) };
+}
+
+/**
+ * One credential's turn in the background refresh (CONTRACT 5): refreshed now unless a reader or
+ * another node holds its lease, or an attempt made within the cooldown stands (then `busy`). The same
+ * lease and cooldown as reads, so the background and readers never refresh one credential twice.
+ */
+export async function refreshInBackground(ctx: ServiceContext, row: CredentialRow): Promise<RefreshResult | 'busy'> {
+  if (row.type !== 'oauth2' || row.status !== 'active') return 'busy';
+  const holder = await takeLease(ctx, row, iso(ctx.clock.now()));
+  if (!holder) return 'busy';
+  return (await refreshHeld(ctx, row, holder)).result;
 }

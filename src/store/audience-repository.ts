@@ -208,14 +208,15 @@ export class AudienceRepository extends Repository {
     return taken.numUpdatedRows > 0n;
   }
 
-  /** Releases the lease with the attempt's outcome; fenced by the holder, so a holder whose lease ran out writes nothing. */
-  async endRefresh(id: string, holder: string, outcome: RefreshOutcome): Promise<void> {
-    await this.db
+  /** Releases the lease with the attempt's outcome; fenced by the holder, so a holder whose lease ran out writes nothing (false). */
+  async endRefresh(id: string, holder: string, outcome: RefreshOutcome): Promise<boolean> {
+    const ended = await this.db
       .updateTable('credentials')
       .set({ ...outcome, refresh_lease_until: null, refresh_lease_holder: null })
       .where('id', '=', id)
       .where('refresh_lease_holder', '=', holder)
-      .execute();
+      .executeTakeFirst();
+    return ended.numUpdatedRows > 0n;
   }
 
   /**

@@ -9,6 +9,7 @@ import { sweepsMigration } from './migrations/006-sweeps.js';
 import { authVersionMigration } from './migrations/007-auth-version.js';
 import { audienceFiltersMigration } from './migrations/008-audience-filters.js';
 import { rateLimitsMigration } from './migrations/009-rate-limits.js';
+import { webhooksMigration } from './migrations/010-webhooks.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -34,6 +35,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '007-auth-version': authVersionMigration(store.engine),
     '008-audience-filters': audienceFiltersMigration(store.engine),
     '009-rate-limits': rateLimitsMigration(),
+    '010-webhooks': webhooksMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

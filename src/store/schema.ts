@@ -231,6 +231,60 @@ export interface RateLimitWindowsTable {
   leases: number;
 }
 
+/** A server's webhook endpoint (CONTRACT 7). */
+export interface WebhookEndpointsTable {
+  id: string;
+  server_id: string;
+  url: string;
+  /** JSON array of the event types it subscribes to; null for all. */
+  events: string | null;
+  created_at: string;
+}
+
+/** An endpoint's signing secret: the current one (expires_at null) and those still in a rotation's grace period. */
+export interface WebhookSecretsTable {
+  id: string;
+  endpoint_id: string;
+  /** Sealed `whsec_…` text. Associated data: the secret's and its endpoint's ids. */
+  secret: Uint8Array;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export type WebhookMessageStatus = 'pending' | 'delivered' | 'failed';
+
+/** The outbox: one event for one endpoint, written in the transaction of the change it reports. */
+export interface WebhookMessagesTable {
+  id: string;
+  endpoint_id: string;
+  server_id: string;
+  event_type: string;
+  /** The JSON body sent, byte for byte (no secret in it). */
+  payload: string;
+  status: WebhookMessageStatus;
+  created_at: string;
+  /** When the 24 hours of retries began: creation, or the last resend. */
+  schedule_start: string;
+  /** Failed attempts since schedule_start: the retry schedule's step. */
+  failures: number;
+  next_attempt_at: string;
+  /** The node delivering it now, and until when (a node that died leaves a lease that runs out). */
+  lease_holder: string | null;
+  lease_until: string | null;
+  /** When it was delivered or marked failed. */
+  ended_at: string | null;
+}
+
+/** One delivery attempt: what the endpoint answered (or the error), and how long it took. */
+export interface WebhookAttemptsTable {
+  id: string;
+  message_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   members: MembersTable;
@@ -252,6 +306,10 @@ export interface Database {
   master_keys: MasterKeysTable;
   auth_version: AuthVersionTable;
   rate_limit_windows: RateLimitWindowsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_secrets: WebhookSecretsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type AccountKeyRow = Selectable<AccountKeysTable>;

@@ -19,6 +19,7 @@ import { RateLimitsRepository } from './rate-limits-repository.js';
 import type { Database } from './schema.js';
 import { ServersRepository } from './servers-repository.js';
 import { SessionsRepository } from './sessions-repository.js';
+import { WebhooksRepository } from './webhooks-repository.js';
 
 export type { Engine } from './connections.js';
 export { parseDatabaseUrl, type DatabaseLocation } from './open.js';
@@ -43,6 +44,7 @@ export interface Store {
   masterKeys: MasterKeysRepository;
   maintenance: MaintenanceRepository;
   rateLimits: RateLimitsRepository;
+  webhooks: WebhooksRepository;
   /** The query builder on the root connection, for migrations, tests and benchmarks: never used by src/ outside store/. */
   db: Kysely<Database>;
   close(): Promise<void>;
@@ -65,6 +67,7 @@ export function openStore(location: DatabaseLocation): Store {
     masterKeys: new MasterKeysRepository(connections),
     maintenance: new MaintenanceRepository(connections),
     rateLimits: new RateLimitsRepository(connections),
+    webhooks: new WebhooksRepository(connections),
     db: connections.root,
     close,
   };

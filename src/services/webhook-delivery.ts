@@ -1,0 +1,269 @@
+/**
+ * Delivery of the outbox (CONTRACT 7): at least once, by one node at a time, signed per Standard
+ * Webhooks, retried on a schedule for 24 hours.
+ *
+ * Every node runs a dispatcher. A message is sent by the node that leased it (a guarded UPDATE; FOR
+ * UPDATE SKIP LOCKED on PostgreSQL), and every write about the attempt is fenced by that lease. A
+ * node that dies mid-send leaves a lease that runs out; the message is then due again, and sent again
+ * with the same webhook-id (at least once: a receiver dedupes on it).
+ *
+ * Concurrency is bounded per node overall and per endpoint, and claims go round the endpoints with
+ * something due, so a slow or dead endpoint holds at most its own few slots: other endpoints' messages
+ * go on, and no API request or callback ever waits on a delivery (they only write the outbox).
+ */
+import { randomUUID } from 'node:crypto';
+import { addSeconds, iso } from '../clock.js';
+import { newId } from '../ids.js';
+import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
+import type { MessageSettlement } from '../store/webhooks-repository.js';
+import type { ServiceContext } from './context.js';
+import { webhookSecretAad, webhookSignature } from './webhook-signing.js';
+
+/** A 2xx within this long is delivered; longer is a timeout (retried). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** The delay after each failure in a row: about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h. */
+export const RETRY_DELAYS_SECONDS = [5, 30, 120, 600, 1800, 3600, 7200] as const;
+/** Retries stop this long after the message was written (or resent); it is then `failed`. */
+export const RETRY_WINDOW_SECONDS = 24 * 3600;
+/** A Retry-After is honoured up to this. */
+export const MAX_RETRY_AFTER_SECONDS = 3600;
+/** Delays get up to this fraction more, at random, so that messages failed together do not retry together. */
+const JITTER = 0.1;
+/** Beyond the timeout, the time a sender may need to write the outcome back. */
+const LEASE_MARGIN_SECONDS = 5;
+
+export interface DispatcherLimits {
+  /** Attempts in flight on this node, all endpoints together. */
+  maxInFlight: number;
+  /** Attempts in flight on this node to one endpoint. */
+  perEndpoint: number;
+  /** How often the node looks for due messages when nothing else wakes it. */
+  pollMs: number;
+}
+
+export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perEndpoint: 4, pollMs: 500 };
+
+/** The delay before the next attempt after `failures` failures in a row (1 = the first), with jitter. */
+export function retryDelaySeconds(failures: number, random = Math.random): number {
+  const base = RETRY_DELAYS_SECONDS[Math.min(failures, RETRY_DELAYS_SECONDS.length) - 1]!;
+  return base * (1 + JITTER * random());
+}
+
+/** Retry-After as seconds (a number, or an HTTP date), at most an hour; null where absent or unreadable. */
+export function retryAfterSeconds(header: string | null, now: Date): number | null {
+  if (header === null) return null;
+  const trimmed = header.trim();
+  let seconds: number;
+  if (/^\d+$/.test(trimmed)) seconds = Number(trimmed);
+  else {
+    const date = Date.parse(trimmed);
+    if (Number.isNaN(date)) return null;
+    seconds = Math.ceil((date - now.getTime()) / 1000);
+  }
+  return Math.min(Math.max(seconds, 1), MAX_RETRY_AFTER_SECONDS);
+}
+
+const RETRIED_STATUSES = new Set([408, 429]);
+
+/** What one attempt came to. */
+interface AttemptResult {
+  statusCode: number | null;
+  error: string | null;
+  retryAfter: number | null;
+  delivered: boolean;
+  retryable: boolean;
+}
+
+function answered(status: number, retryAfter: number | null): AttemptResult {
+  const delivered = status >= 200 && status < 300;
+  return { statusCode: status, error: null, retryAfter, delivered, retryable: !delivered && (RETRIED_STATUSES.has(status) || status >= 500) };
+}
+
+/** A call that produced no answer: timeouts and network errors are retried; a refused address or a redirect is not. */
+function unanswered(error: OutboundError): AttemptResult {
+  const retryable = error.kind === 'timeout' || error.kind === 'network';
+  return { statusCode: null, error: `${error.kind}: ${error.message}`, retryAfter: null, delivered: false, retryable };
+}
+
+type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
+
+export interface DispatcherEvents {
+  /** An attempt or a round failed in a way that is Keyward's, not the endpoint's (a database error). */
+  onError?(error: Error): void;
+}
+
+export class WebhookDispatcher {
+  readonly #ctx: ServiceContext;
+  readonly #outbound: OutboundHttp;
+  readonly #limits: DispatcherLimits;
+  readonly #events: DispatcherEvents;
+  /** This node's name on the leases it takes. */
+  readonly #holder = randomUUID();
+  readonly #inFlight = new Map<string, number>();
+  readonly #attempts = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+  #total = 0;
+  #round: Promise<number> | null = null;
+  #again = false;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+
+  constructor(ctx: ServiceContext, outbound: OutboundHttp, limits: Partial<DispatcherLimits> = {}, events: DispatcherEvents = {}) {
+    this.#ctx = ctx;
+    this.#outbound = outbound;
+    this.#limits = { ...DEFAULT_DISPATCHER_LIMITS, ...limits };
+    this.#events = events;
+  }
+
+  /** Looks for due messages every pollMs until stop(). */
+  start(): void {
+    const tick = () => {
+      if (this.#stopped) return;
+      this.#wake();
+      this.#timer = setTimeout(tick, this.#limits.pollMs);
+      this.#timer.unref();
+    };
+    tick();
+  }
+
+  /**
+   * Stops claiming, and aborts the attempts under way: their leases run out and another node (or
+   * this one, restarted) sends them again. Resolves once nothing of this dispatcher is running.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#abort.abort();
+    await this.#round;
+    await Promise.allSettled([...this.#attempts]);
+  }
+
+  /** One round, and every attempt it starts, again until nothing is due: what a test calls instead of waiting. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const started = await this.round();
+      if (started === 0 && this.#attempts.size === 0) return;
+      await Promise.allSettled([...this.#attempts]);
+    }
+  }
+
+  /** Claims what this node has room for and starts sending it; how many attempts it started. */
+  round(): Promise<number> {
+    if (this.#round) {
+      this.#again = true;
+      return this.#round;
+    }
+    this.#round = this.#claimAndSend().finally(() => {
+      this.#round = null;
+      if (this.#again && !this.#stopped) {
+        this.#again = false;
+        this.#wake();
+      }
+    });
+    return this.#round;
+  }
+
+  #wake(): void {
+    this.round().catch((error: Error) => this.#events.onError?.(error));
+  }
+
+  async #claimAndSend(): Promise<number> {
+    let free = this.#limits.maxInFlight - this.#total;
+    if (free <= 0 || this.#stopped) return 0;
+    const nowDate = this.#ctx.clock.now();
+    const now = iso(nowDate);
+    const busy = [...this.#inFlight].filter(([, n]) => n >= this.#limits.perEndpoint).map(([id]) => id);
+    const endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, free);
+    const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
+    let started = 0;
+    for (const endpointId of endpoints) {
+      const room = Math.min(this.#limits.perEndpoint - (this.#inFlight.get(endpointId) ?? 0), free);
+      if (room <= 0) continue;
+      const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
+      for (const message of claimed) this.#start(message);
+      free -= claimed.length;
+      started += claimed.length;
+      if (free <= 0) break;
+    }
+    return started;
+  }
+
+  #start(message: Claimed): void {
+    this.#total += 1;
+    this.#inFlight.set(message.endpoint_id, (this.#inFlight.get(message.endpoint_id) ?? 0) + 1);
+    const attempt = this.#attempt(message)
+      .catch((error: Error) => this.#events.onError?.(error))
+      .finally(() => {
+        this.#total -= 1;
+        const left = (this.#inFlight.get(message.endpoint_id) ?? 1) - 1;
+        if (left > 0) this.#inFlight.set(message.endpoint_id, left);
+        else this.#inFlight.delete(message.endpoint_id);
+        this.#attempts.delete(attempt);
+        // A freed slot is taken at once where more is due, not at the next poll.
+        if (!this.#stopped) this.#wake();
+      });
+    this.#attempts.add(attempt);
+  }
+
+  async #attempt(message: Claimed): Promise<void> {
+    const { webhooks } = this.#ctx.store;
+    const startedAt = this.#ctx.clock.now();
+    const endpoint = await webhooks.endpoint(message.endpoint_id);
+    // Removed meanwhile: its messages went with it.
+    if (!endpoint) return;
+    const secrets = (await webhooks.liveSecrets(endpoint.id, iso(startedAt))).map((s) =>
+      this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id)),
+    );
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
+    const began = performance.now();
+    let result: AttemptResult;
+    try {
+      const answer = await this.#outbound.fetch(endpoint.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Keyward-Webhooks/1',
+          'webhook-id': message.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': webhookSignature(secrets, message.id, timestamp, message.payload),
+        },
+        body: message.payload,
+        signal: this.#abort.signal,
+      });
+      result = answered(answer.status, retryAfterSeconds(answer.headers.get('retry-after'), startedAt));
+    } catch (error) {
+      if (this.#abort.signal.aborted) return; // stopping: the lease runs out and the message is sent again
+      if (!(error instanceof OutboundError)) throw error;
+      result = unanswered(error);
+    }
+    const durationMs = Math.round(performance.now() - began);
+    await this.#settle(message, result, durationMs, startedAt);
+  }
+
+  /** Writes the attempt and the message's next state together, if this node still holds the lease. */
+  async #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
+    const endedDate = this.#ctx.clock.now();
+    const ended = iso(endedDate);
+    let settlement: MessageSettlement;
+    if (result.delivered) {
+      settlement = { status: 'delivered', ended_at: ended };
+    } else {
+      const failures = message.failures + 1;
+      const next = addSeconds(endedDate, result.retryAfter ?? retryDelaySeconds(failures));
+      const giveUp = !result.retryable || next.getTime() > addSeconds(new Date(message.schedule_start), RETRY_WINDOW_SECONDS).getTime();
+      settlement = giveUp ? { status: 'failed', failures, ended_at: ended } : { status: 'pending', failures, next_attempt_at: iso(next) };
+    }
+    const { webhooks } = this.#ctx.store;
+    await this.#ctx.store.transaction(async () => {
+      if (!(await webhooks.settle(message.id, this.#holder, settlement))) return;
+      await webhooks.addAttempt({
+        id: newId('att', startedAt.getTime()),
+        message_id: message.id,
+        attempted_at: iso(startedAt),
+        status_code: result.statusCode,
+        error: result.error,
+        duration_ms: durationMs,
+      });
+    });
+  }
+}

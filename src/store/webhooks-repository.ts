@@ -1,0 +1,191 @@
+/**
+ * Webhooks (CONTRACT 7): endpoints and their secrets, the outbox of messages, and delivery attempts.
+ * The delivery queries (due, claim, settle) are the outbox's whole protocol: a message is delivered
+ * by the node holding a live lease on it, and every write a delivery makes is fenced by that lease.
+ */
+import type { Insertable, Updateable } from 'kysely';
+import { Repository } from './repository.js';
+import type { WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessagesTable, WebhookMessageStatus, WebhookSecretsTable } from './schema.js';
+
+export type NewWebhookMessage = Insertable<WebhookMessagesTable>;
+/** What a delivery attempt changes on its message. */
+export type MessageSettlement = Pick<Updateable<WebhookMessagesTable>, 'status' | 'failures' | 'next_attempt_at' | 'ended_at'>;
+
+export class WebhooksRepository extends Repository {
+  // ---- Endpoints and secrets ----
+
+  async addEndpoint(endpoint: Insertable<WebhookEndpointsTable>): Promise<void> {
+    await this.db.insertInto('webhook_endpoints').values(endpoint).execute();
+  }
+
+  /** A server's endpoints, oldest first. */
+  endpointsOf(serverId: string) {
+    return this.db.selectFrom('webhook_endpoints').selectAll().where('server_id', '=', serverId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** An endpoint with the account its server belongs to (what the dashboard and the CLI check access by). */
+  endpoint(id: string) {
+    return this.db
+      .selectFrom('webhook_endpoints as e')
+      .innerJoin('servers as s', 's.id', 'e.server_id')
+      .select(['e.id', 'e.server_id', 'e.url', 'e.events', 'e.created_at', 's.account_id'])
+      .where('e.id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /** Deletes the endpoint, its secrets, messages and attempts (foreign keys cascade); false where there was none. */
+  async removeEndpoint(id: string): Promise<boolean> {
+    const removed = await this.db.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
+    return removed.numDeletedRows > 0n;
+  }
+
+  async addSecret(secret: Insertable<WebhookSecretsTable>): Promise<void> {
+    await this.db.insertInto('webhook_secrets').values(secret).execute();
+  }
+
+  /** Gives the endpoint's current secret an end (its grace period); secrets already ending keep their earlier end. */
+  async endCurrentSecrets(endpointId: string, at: string): Promise<void> {
+    await this.db.updateTable('webhook_secrets').set({ expires_at: at }).where('endpoint_id', '=', endpointId).where('expires_at', 'is', null).execute();
+  }
+
+  /** The secrets that sign at `now`: the current one and those still in their grace period, newest first. */
+  liveSecrets(endpointId: string, now: string) {
+    return this.db
+      .selectFrom('webhook_secrets')
+      .select(['id', 'endpoint_id', 'secret'])
+      .where('endpoint_id', '=', endpointId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+
+  // ---- The outbox ----
+
+  async addMessages(messages: NewWebhookMessage[]): Promise<void> {
+    if (messages.length > 0) await this.db.insertInto('webhook_messages').values(messages).execute();
+  }
+
+  /**
+   * Gives held messages (their event waited on an answer, such as a provider's to a revocation) their
+   * final body and makes them due now. A message already attempted keeps what it was sent with.
+   */
+  async release(ids: readonly string[], payload: string, now: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable('webhook_messages')
+      .set({ payload, next_attempt_at: now })
+      .where('id', 'in', ids)
+      .where('status', '=', 'pending')
+      .where('failures', '=', 0)
+      .where('lease_holder', 'is', null)
+      .execute();
+  }
+
+  /**
+   * Endpoints with a message due at `now` (not those in `busy`), those waiting longest first: the
+   * dispatcher claims from each in turn, so one endpoint's backlog cannot take every slot.
+   */
+  async dueEndpoints(now: string, busy: readonly string[], limit: number): Promise<string[]> {
+    let query = this.db
+      .selectFrom('webhook_messages')
+      .select('endpoint_id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]));
+    if (busy.length > 0) query = query.where('endpoint_id', 'not in', busy);
+    const rows = await query
+      .groupBy('endpoint_id')
+      .orderBy((eb) => eb.fn.min('next_attempt_at'))
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.endpoint_id);
+  }
+
+  /**
+   * Leases at most `limit` of the endpoint's due messages to `holder` until `until`. On PostgreSQL the
+   * rows are picked FOR UPDATE SKIP LOCKED, so nodes claiming at the same moment take different
+   * messages instead of waiting on each other; the lease condition is checked again by the UPDATE.
+   * (On SQLite there is one writer.)
+   */
+  claim(endpointId: string, limit: number, lease: { holder: string; until: string; now: string }) {
+    const due = (table: 'webhook_messages') =>
+      this.db
+        .selectFrom(table)
+        .select('id')
+        .where('endpoint_id', '=', endpointId)
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', lease.now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', lease.now)]))
+        .orderBy('next_attempt_at')
+        .limit(limit);
+    const picked = this.connections.engine === 'postgres' ? due('webhook_messages').forUpdate().skipLocked() : due('webhook_messages');
+    return this.db
+      .updateTable('webhook_messages')
+      .set({ lease_holder: lease.holder, lease_until: lease.until })
+      .where('id', 'in', picked)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', lease.now)]))
+      .returning(['id', 'endpoint_id', 'event_type', 'payload', 'schedule_start', 'failures'])
+      .execute();
+  }
+
+  /** Records an attempt's outcome and releases the lease; false (nothing written) where `holder` no longer holds it. */
+  async settle(messageId: string, holder: string, settlement: MessageSettlement): Promise<boolean> {
+    const settled = await this.db
+      .updateTable('webhook_messages')
+      .set({ ...settlement, lease_holder: null, lease_until: null })
+      .where('id', '=', messageId)
+      .where('lease_holder', '=', holder)
+      .executeTakeFirst();
+    return settled.numUpdatedRows > 0n;
+  }
+
+  async addAttempt(attempt: Insertable<WebhookAttemptsTable>): Promise<void> {
+    await this.db.insertInto('webhook_attempts').values(attempt).execute();
+  }
+
+  // ---- Deliveries, as the dashboard and the CLI show them ----
+
+  /** An endpoint's messages, newest first (of one status, where given). */
+  messagesOf(endpointId: string, status: WebhookMessageStatus | undefined, limit: number) {
+    let query = this.db
+      .selectFrom('webhook_messages')
+      .select(['id', 'event_type', 'status', 'created_at', 'next_attempt_at', 'ended_at'])
+      .where('endpoint_id', '=', endpointId);
+    if (status) query = query.where('status', '=', status);
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  /** The attempts of these messages, oldest first. */
+  attemptsOf(messageIds: readonly string[]) {
+    if (messageIds.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('message_id', 'in', messageIds)
+      .orderBy('attempted_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  /** A message with its endpoint's server and account. */
+  message(id: string) {
+    return this.db
+      .selectFrom('webhook_messages as m')
+      .innerJoin('servers as s', 's.id', 'm.server_id')
+      .select(['m.id', 'm.endpoint_id', 'm.server_id', 'm.status', 's.account_id'])
+      .where('m.id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /** failed → pending, due now, with a new 24 hours of retries; false where the message was not failed. */
+  async resend(id: string, now: string): Promise<boolean> {
+    const resent = await this.db
+      .updateTable('webhook_messages')
+      .set({ status: 'pending', failures: 0, schedule_start: now, next_attempt_at: now, ended_at: null })
+      .where('id', '=', id)
+      .where('status', '=', 'failed')
+      .executeTakeFirst();
+    return resent.numUpdatedRows > 0n;
+  }
+}
