@@ -9,6 +9,7 @@ import { openCredentialSecret } from './credentials.js';
 import { revokeAtProvider, type ProviderRevocation } from './provider-revocation.js';
 import { oauthClientSettings } from './providers.js';
 import { readFresh, type ReadCredential } from './token-refresh.js';
+import { recordRevocations } from './webhook-events.js';
 
 export interface CredentialSummary {
   id: string;
@@ -178,7 +179,7 @@ export async function revokeMember(
   input: { accountId: string; serverId: string; externalUserId: string; provider?: string; actor: Actor },
 ): Promise<{ externalUserId: string; revoked: RevokedCredential[] }> {
   const now = iso(ctx.clock.now());
-  const erased = await ctx.store.transaction(async () => {
+  const { erased, events } = await ctx.store.transaction(async () => {
     const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId);
     if (memberId === undefined) throw notFound();
     const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
@@ -199,13 +200,15 @@ export async function revokeMember(
         at: now,
       });
     }
-    return rows;
+    const revocations = await recordRevocations(ctx, { serverId: input.serverId, externalUserId: input.externalUserId, rows, at: now, reason: 'revoked' });
+    return { erased: rows, events: revocations };
   });
   // The secrets are gone from storage now; the copies in memory serve only to ask the providers.
   const revoked = await Promise.all(
     erased.map(async (row) => {
       const settings = row.type === 'oauth2' ? await oauthClientSettings(ctx, input.serverId, row.provider) : null;
       const providerRevocation = await revokeAtProvider(settings, openCredentialSecret(ctx, row));
+      await events.answered(row.id, providerRevocation);
       return { id: row.id, provider: row.provider, revokedAt: now, providerRevocation };
     }),
   );

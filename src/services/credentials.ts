@@ -7,6 +7,7 @@ import { newId } from '../ids.js';
 import type { CredentialRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
+import { eventCredential, recordEvent, recordRevocations, type RevocationEvents } from './webhook-events.js';
 
 export type CredentialSecret =
   | { type: 'static'; values: Record<string, string> }
@@ -30,21 +31,43 @@ export interface NewCredential {
   scopes?: string[] | null;
   actor: Actor;
   now: string;
+  /**
+   * What the end user completed, named in the `credential.connected` event. Every path in src/ has
+   * one; only tests and benchmarks store credentials directly, without a flow or a form.
+   */
+  origin?: { flowId: string } | { sessionId: string };
+}
+
+export interface StoredCredential {
+  credentialId: string;
+  /** The credential this one replaced, if any. */
+  replaced: CredentialRow | null;
+  /** The replaced credential's `credential.revoked` event, held until the provider has answered (OAuth). */
+  revocations: RevocationEvents;
 }
 
 /**
  * Stores a credential, replacing the member's older credential of the same provider, in one
- * transaction (the caller's, where one is open: a form or flow completes in the same commit). Returns
- * the new id and the replaced row (its secrets are gone from storage once the transaction commits;
- * the caller may still need them to revoke tokens at the provider).
+ * transaction (the caller's, where one is open: a form or flow completes in the same commit), with
+ * its events. Returns the new id and the replaced row (its secrets are gone from storage once the
+ * transaction commits; the caller may still need them to revoke tokens at the provider).
  */
-export function storeCredential(ctx: ServiceContext, input: NewCredential): Promise<{ credentialId: string; replaced: CredentialRow | null }> {
+export function storeCredential(ctx: ServiceContext, input: NewCredential): Promise<StoredCredential> {
   return ctx.store.transaction(() => writeCredential(ctx, input));
 }
 
-async function writeCredential(ctx: ServiceContext, input: NewCredential): Promise<{ credentialId: string; replaced: CredentialRow | null }> {
+async function writeCredential(ctx: ServiceContext, input: NewCredential): Promise<StoredCredential> {
   const memberId = await ctx.store.audience.ensureMember(input.serverId, input.externalUserId, input.now);
   const [replaced = null] = await ctx.store.audience.credentialsOf(memberId, input.provider);
+  const credentialId = newId('cred');
+  const revocations = await recordRevocations(ctx, {
+    serverId: input.serverId,
+    externalUserId: input.externalUserId,
+    rows: replaced ? [replaced] : [],
+    at: input.now,
+    reason: 'replaced',
+    replacedBy: credentialId,
+  });
   if (replaced) {
     await ctx.store.audience.deleteCredentials([replaced.id]);
     await recordAudit(ctx, {
@@ -57,7 +80,6 @@ async function writeCredential(ctx: ServiceContext, input: NewCredential): Promi
       at: input.now,
     });
   }
-  const credentialId = newId('cred');
   await ctx.store.audience.addCredential({
     id: credentialId,
     server_id: input.serverId,
@@ -86,5 +108,12 @@ async function writeCredential(ctx: ServiceContext, input: NewCredential): Promi
     detail: { provider: input.provider, externalUserId: input.externalUserId, type: input.secret.type },
     at: input.now,
   });
-  return { credentialId, replaced };
+  const credential = { id: credentialId, provider: input.provider, type: input.secret.type, status: 'active' as const, connected_at: input.now, updated_at: input.now };
+  await recordEvent(ctx, {
+    type: 'credential.connected',
+    serverId: input.serverId,
+    at: input.now,
+    data: { externalUserId: input.externalUserId, credential: eventCredential(credential), ...input.origin },
+  });
+  return { credentialId, replaced, revocations };
 }

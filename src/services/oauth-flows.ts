@@ -13,6 +13,7 @@ import { authorizationUrl, callbackParameters, exchangeCode, newAuthorizationSec
 import { oauthClientSettings } from './providers.js';
 import { revokeAtProvider } from './provider-revocation.js';
 import { requireAllowedRedirect, requireEnabledProvider } from './static-forms.js';
+import { recordEvent } from './webhook-events.js';
 
 export interface FlowCreated {
   id: string;
@@ -115,7 +116,7 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
   if (flow.status !== 'pending') return { kind: 'gone' };
   const now = iso(ctx.clock.now());
   if (flow.expires_at <= now) {
-    await ctx.store.flows.endFlow(flow.id, 'pending', FLOW_ERRORS.expired, now);
+    await endFlowFailed(ctx, { id: flow.id, serverId: flow.server_id, externalUserId: flow.external_user_id, provider: flow.provider }, 'pending', FLOW_ERRORS.expired);
     return { kind: 'expired' };
   }
   if (!(await ctx.store.flows.claimFlow(flow.id, now))) return { kind: 'gone' };
@@ -131,8 +132,23 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
   };
 }
 
-async function failFlow(ctx: ServiceContext, flowId: string, error: string): Promise<void> {
-  await ctx.store.flows.endFlow(flowId, 'exchanging', error, iso(ctx.clock.now()));
+/** Ends a flow still in `from` as failed, with its `connect.failed` event in the same transaction. */
+async function endFlowFailed(
+  ctx: ServiceContext,
+  flow: Pick<ClaimedFlow, 'id' | 'serverId' | 'externalUserId' | 'provider'>,
+  from: 'pending' | 'exchanging',
+  error: string,
+): Promise<void> {
+  const now = iso(ctx.clock.now());
+  await ctx.store.transaction(async () => {
+    if (!(await ctx.store.flows.endFlow(flow.id, from, error, now))) return;
+    await recordEvent(ctx, {
+      type: 'connect.failed',
+      serverId: flow.serverId,
+      at: now,
+      data: { externalUserId: flow.externalUserId, provider: flow.provider, flowId: flow.id, error },
+    });
+  });
 }
 
 /** The provider's own error code, where it is a plain RFC 6749-style word; anything else is summarised. */
@@ -155,6 +171,7 @@ async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: Toke
       scopes: tokens.scopes ?? flow.scopes,
       actor: `end_user:${flow.id}`,
       now,
+      origin: { flowId: flow.id },
     });
     await ctx.store.flows.linkFlowCredential(flow.id, stored.credentialId);
     return stored;
@@ -188,7 +205,7 @@ export async function handleCallback(ctx: ServiceContext, query: URLSearchParams
   const settings = await oauthClientSettings(ctx, flow.serverId, flow.provider);
   const providerName = settings?.provider.name ?? flow.provider;
   const fail = async (error: string, cause: 'provider' | 'exchange'): Promise<CallbackOutcome> => {
-    await failFlow(ctx, flow.id, error);
+    await endFlowFailed(ctx, flow, 'exchanging', error);
     return { kind: 'failed', flow, providerName, error, cause };
   };
   if (!settings) return fail(FLOW_ERRORS.notEnabled, 'exchange');
@@ -210,6 +227,6 @@ export async function handleCallback(ctx: ServiceContext, query: URLSearchParams
     await revokeAtProvider(settings, { type: 'oauth2', ...tokens });
     return { kind: 'gone' };
   }
-  if (stored.replaced) await revokeAtProvider(settings, openCredentialSecret(ctx, stored.replaced));
+  if (stored.replaced) await stored.revocations.answered(stored.replaced.id, await revokeAtProvider(settings, openCredentialSecret(ctx, stored.replaced)));
   return { kind: 'completed', flow, providerName };
 }

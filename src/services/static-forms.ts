@@ -139,6 +139,7 @@ export async function completeForm(
       secret: { type: 'static', values },
       actor: `end_user:${form.id}`,
       now,
+      origin: { sessionId: form.id },
     });
     await ctx.store.flows.linkFormSessionCredential(form.id, credentialId);
     return { completed: true };

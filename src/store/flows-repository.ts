@@ -74,14 +74,15 @@ export class FlowsRepository extends Repository {
     return claimed.numUpdatedRows > 0n;
   }
 
-  /** Fails a flow still in `from` with `errorCode`. */
-  async endFlow(id: string, from: 'pending' | 'exchanging', errorCode: string, at: string): Promise<void> {
-    await this.db
+  /** Fails a flow still in `from` with `errorCode`; false where it had left `from` meanwhile. */
+  async endFlow(id: string, from: 'pending' | 'exchanging', errorCode: string, at: string): Promise<boolean> {
+    const ended = await this.db
       .updateTable('oauth_flows')
       .set({ status: 'failed', error_code: errorCode, completed_at: at })
       .where('id', '=', id)
       .where('status', '=', from)
-      .execute();
+      .executeTakeFirst();
+    return ended.numUpdatedRows > 0n;
   }
 
   /** exchanging → completed; false where the flow left `exchanging` meanwhile. */

@@ -35,7 +35,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '007-auth-version': authVersionMigration(store.engine),
     '008-audience-filters': audienceFiltersMigration(store.engine),
     '009-rate-limits': rateLimitsMigration(),
-    '010-webhooks': webhooksMigration(),
+    '010-webhooks': webhooksMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

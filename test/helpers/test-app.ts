@@ -19,6 +19,7 @@ import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
 import { verifyMasterKeys } from '../../src/services/master-key.js';
 import { Vault } from '../../src/services/vault.js';
+import { WEBHOOK_TIMEOUT_MS, WebhookDispatcher, type DispatcherLimits } from '../../src/services/webhook-delivery.js';
 import { openStore, parseDatabaseUrl, type Engine } from '../../src/store/store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -45,6 +46,11 @@ export interface TestApp {
   masterKey: Buffer;
   /** Every log line the service wrote, as JSON text. */
   logs: string[];
+  /**
+   * This node's webhook dispatcher, as serve runs one, but not started: a test calls drain() (or
+   * start()) when it wants deliveries made.
+   */
+  webhooks: WebhookDispatcher;
   close(): Promise<void>;
 }
 
@@ -66,6 +72,8 @@ export interface TestAppOptions {
   refreshCooldownSeconds?: number;
   /** KEYWARD_SIGNUP; the suites sign up many members, so `open` unless told. */
   signup?: SignupPolicy;
+  /** The webhook dispatcher's bounds (production's unless told). */
+  webhookLimits?: Partial<DispatcherLimits>;
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -122,12 +130,17 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     trustProxy: options.trustProxy,
   });
   await app.ready();
+  const webhookOutbound = createOutbound({ allowPrivateUrls: options.allowPrivateUrls ?? true, timeoutMs: WEBHOOK_TIMEOUT_MS });
+  const webhooks = new WebhookDispatcher(ctx, webhookOutbound, options.webhookLimits);
   return {
     app,
     ctx,
     logs,
+    webhooks,
     close: async () => {
       await app.close();
+      await webhooks.stop();
+      await webhookOutbound.close();
       await store.close();
       await ctx.outbound.close();
     },
@@ -140,6 +153,7 @@ export interface SecondNode {
   /** This node's own clock, set to the first node's time when it started: move both to keep them in step. */
   clock: TestClock;
   logs: string[];
+  webhooks: WebhookDispatcher;
   /** Closes this node only; the database belongs to the first. */
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { ColumnDataType, Kysely } from 'kysely';
+import type { Engine } from '../connections.js';
 
 /**
  * Webhooks (CONTRACT 7): a server's endpoints, their signing secrets (sealed; several live during a
@@ -9,7 +10,8 @@ import type { Kysely } from 'kysely';
  * on it; webhook_messages_due serves that question. Removing an endpoint removes its secrets,
  * messages and attempts with it.
  */
-export function webhooksMigration() {
+export function webhooksMigration(engine: Engine) {
+  const bytes: ColumnDataType = engine === 'postgres' ? 'bytea' : 'blob';
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
@@ -27,7 +29,7 @@ export function webhooksMigration() {
         .createTable('webhook_secrets')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
-        .addColumn('secret', 'blob', (c) => c.notNull())
+        .addColumn('secret', bytes, (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         // Null while current; the end of its grace period once rotated out.
         .addColumn('expires_at', 'text')
