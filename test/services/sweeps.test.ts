@@ -15,7 +15,9 @@ import { addSeconds, iso } from '../../src/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { rotateServerKey } from '../../src/services/servers.js';
-import { ENDED_LINK_KEEP_SECONDS, ROTATED_KEY_KEEP_SECONDS, runSweeps, standardSweeps, type Sweep } from '../../src/services/sweeps.js';
+import { ENDED_LINK_KEEP_SECONDS, ROTATED_KEY_KEEP_SECONDS, runSweeps, standardSweeps, WEBHOOK_HISTORY_KEEP_SECONDS, type Sweep } from '../../src/services/sweeps.js';
+import { addWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
+import { recordEvent } from '../../src/services/webhook-events.js';
 import type { Database } from '../../src/store/schema.js';
 import { cliEnv, startServe } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
@@ -38,6 +40,9 @@ const IDENTITY: Partial<Record<Table, { id: string; unique: string[] }>> = {
   dashboard_form_uses: { id: 'nonce', unique: [] },
   sign_in_attempts: { id: 'email_mac', unique: [] },
   rate_limit_windows: { id: 'key_id', unique: [] },
+  webhook_messages: { id: 'id', unique: [] },
+  webhook_attempts: { id: 'id', unique: [] },
+  webhook_secrets: { id: 'id', unique: [] },
 };
 
 describe.each(ENGINES)('sweeps on %s', (engine) => {
@@ -87,6 +92,13 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     await db().insertInto('sign_in_attempts').values({ email_mac: 'base', attempts: 1, window_ends: iso(addSeconds(now, 900)) }).execute();
     const rotated = await rotateServerKey(t.ctx, tenant.serverId, 3600, CLI_ACTOR);
     headers = keys({ ...tenant, serverKey: rotated.serverKey });
+    // A webhook endpoint nothing listens on: an event is attempted once (a network error) and stays
+    // pending; a rotation leaves a secret in its grace period.
+    const { webhookId } = await addWebhookEndpoint(t.ctx, { serverId: tenant.serverId, url: 'http://127.0.0.1:9/hooks', actor: CLI_ACTOR });
+    const event = { type: 'connect.failed' as const, serverId: tenant.serverId, at: iso(now), data: { externalUserId: 'u_base', error: 'access_denied' } };
+    await t.ctx.store.transaction(() => recordEvent(t.ctx, event));
+    await t.webhooks.drain();
+    await rotateWebhookSecret(t.ctx, { webhookId, graceSeconds: 3600, actor: CLI_ACTOR });
   }
 
   it('deletes exactly the rows past their retention, of every kind, and keeps what is still needed', async () => {
@@ -106,13 +118,22 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     const nonces = await copies('dashboard_form_uses', 'expires_at', [at(-1), at(1)]);
     const attempts = await copies('sign_in_attempts', 'window_ends', [at(-1), at(1)]);
     const windows = await copies('rate_limit_windows', 'window_start', [at(-121), at(-119)]);
+    const history = WEBHOOK_HISTORY_KEEP_SECONDS;
+    const message = await db().selectFrom('webhook_messages').selectAll().executeTakeFirstOrThrow();
+    const messages = [
+      await copy('webhook_messages', message, { status: 'delivered', ended_at: iso(at(-history - 1)) }),
+      await copy('webhook_messages', message, { status: 'failed', ended_at: iso(at(-history + 1)) }),
+    ];
+    const webhookAttempts = await copies('webhook_attempts', 'attempted_at', [at(-history - 1), at(-history + 1)]);
+    const currentSecret = (await db().selectFrom('webhook_secrets').select('id').where('expires_at', 'is', null).executeTakeFirstOrThrow()).id as string;
+    const secrets = await copies('webhook_secrets', 'expires_at', [at(-1), at(1)]);
 
     // Without a retention configured, audit events are kept forever, even 100 days old.
     const auditBefore = await ids('audit_events');
     const withoutRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: null }));
     expect(withoutRetention).toEqual({
       static_form_sessions: 2, oauth_flows: 2, dashboard_sessions: 2, server_keys: 2, idempotency_records: 2, dashboard_form_uses: 2, sign_in_attempts: 2,
-      rate_limit_windows: 2,
+      rate_limit_windows: 2, webhook_messages: 1, webhook_attempts: 2, webhook_secrets: 2,
     });
     expect(await ids('audit_events')).toEqual(auditBefore);
     expect(await ids('static_form_sessions')).toEqual(forms.slice(1).sort());
@@ -123,11 +144,15 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     expect(await ids('dashboard_form_uses')).toEqual(nonces.slice(1).sort());
     expect(await ids('sign_in_attempts')).toEqual(attempts.slice(1).sort());
     expect(await ids('rate_limit_windows')).toEqual(windows.slice(1).sort());
+    // A pending message has no end and is never swept; the attempts go by their own time.
+    expect(await ids('webhook_messages')).toEqual([message.id as string, messages[1]!].sort());
+    expect(await ids('webhook_attempts')).toEqual(webhookAttempts.slice(1).sort());
+    expect(await ids('webhook_secrets')).toEqual([currentSecret, secrets[1]!].sort());
 
     const withRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: 90 }));
     expect(withRetention).toEqual({
       static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
-      rate_limit_windows: 0, audit_events: auditBefore.length - 1,
+      rate_limit_windows: 0, webhook_messages: 0, webhook_attempts: 0, webhook_secrets: 0, audit_events: auditBefore.length - 1,
     });
     expect(await ids('audit_events')).toEqual([events[1]]);
   });
@@ -204,12 +229,12 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
         release();
         expect(await first).toEqual({
           holding: 0, static_form_sessions: 1, oauth_flows: 1, dashboard_sessions: 1, server_keys: 1, idempotency_records: 1, dashboard_form_uses: 1, sign_in_attempts: 1,
-          rate_limit_windows: 1,
+          rate_limit_windows: 1, webhook_messages: 0, webhook_attempts: 1, webhook_secrets: 1,
         });
         // Once the first run has committed, the second node's next run goes ahead and finds nothing left.
         expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toEqual({
           static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
-          rate_limit_windows: 0,
+          rate_limit_windows: 0, webhook_messages: 0, webhook_attempts: 0, webhook_secrets: 0,
         });
       } finally {
         await second.close();
