@@ -29,6 +29,8 @@ export interface Config {
   allowPrivateUrls: boolean;
   /** At most one refresh per credential in this many seconds (CONTRACT 2.6). */
   refreshCooldownSeconds: number;
+  /** An OAuth credential not refreshed for this many hours is refreshed in the background; 0 turns that off (CONTRACT 5). */
+  backgroundRefreshHours: number;
   /** Who may use the dashboard's "Create account" (CONTRACT 5). */
   signup: SignupPolicy;
   /** How long audit events are kept; null keeps them forever. */
@@ -183,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     providerTimeoutSeconds: positiveInteger(env, 'KEYWARD_PROVIDER_TIMEOUT_SECONDS', 10, 120),
     allowPrivateUrls: flag(env, 'KEYWARD_ALLOW_PRIVATE_URLS'),
     refreshCooldownSeconds: wholeNumber(env, 'KEYWARD_REFRESH_COOLDOWN_SECONDS', 30, 0, 3600),
+    backgroundRefreshHours: wholeNumber(env, 'KEYWARD_BACKGROUND_REFRESH_HOURS', 24, 0, 8760),
     signup: oneOf(env, 'KEYWARD_SIGNUP', SIGNUP_POLICIES, 'first'),
     auditRetentionDays: env.KEYWARD_AUDIT_RETENTION_DAYS ? positiveInteger(env, 'KEYWARD_AUDIT_RETENTION_DAYS', 0, 36_500) : null,
     logLevel,

@@ -1,4 +1,5 @@
 /** `keyward serve`: config → store → app → listen, and a clean stop on SIGINT / SIGTERM. */
+import { scheduleBackgroundRefresh } from './background-refresh-schedule.js';
 import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
@@ -23,6 +24,8 @@ export async function serve(config: Config): Promise<void> {
     trustProxy: config.trustProxy,
   });
   const sweeps = scheduleSweeps(ctx, standardSweeps({ auditRetentionDays: config.auditRetentionDays }), logger);
+  // Null when KEYWARD_BACKGROUND_REFRESH_HOURS is 0: nothing is scheduled.
+  const backgroundRefresh = scheduleBackgroundRefresh(ctx, { hours: config.backgroundRefreshHours }, logger);
   // Webhooks get their own connection pool and timeout: a slow endpoint cannot hold a provider call's connections.
   const webhookOutbound = createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: WEBHOOK_TIMEOUT_MS });
   const webhooks = new WebhookDispatcher(ctx, webhookOutbound, {}, {
@@ -40,6 +43,7 @@ export async function serve(config: Config): Promise<void> {
     clearInterval(flush);
     await app.close();
     await sweeps.stop();
+    await backgroundRefresh?.stop();
     await webhooks.stop();
     await webhookOutbound.close();
     await ctx.store.close();

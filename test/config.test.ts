@@ -55,6 +55,16 @@ describe('configuration (CONTRACT 5)', () => {
     expect(loadConfig({ ...base, KEYWARD_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
   });
 
+  it('reads the background refresh period in whole hours, 24 by default and 0 for off', () => {
+    const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key };
+    expect(loadConfig(base).backgroundRefreshHours).toBe(24);
+    expect(loadConfig({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: '' }).backgroundRefreshHours).toBe(24);
+    for (const hours of [0, 1, 8760]) expect(loadConfig({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: String(hours) }).backgroundRefreshHours).toBe(hours);
+    for (const bad of ['8761', '-1', '1.5', '24h', 'daily', ' 24']) {
+      expect(refusal({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: bad })).toBe(`KEYWARD_BACKGROUND_REFRESH_HOURS: must be a whole number from 0 to 8760, got "${bad}"`);
+    }
+  });
+
   it('stops on each bad value with one line naming the variable', () => {
     const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key };
     expect(refusal({ KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward' })).toMatch(/^KEYWARD_MASTER_KEY: .*required/);

@@ -10,6 +10,7 @@ import { authVersionMigration } from './migrations/007-auth-version.js';
 import { audienceFiltersMigration } from './migrations/008-audience-filters.js';
 import { rateLimitsMigration } from './migrations/009-rate-limits.js';
 import { webhooksMigration } from './migrations/010-webhooks.js';
+import { backgroundRefreshMigration } from './migrations/011-background-refresh.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -36,6 +37,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '008-audience-filters': audienceFiltersMigration(store.engine),
     '009-rate-limits': rateLimitsMigration(),
     '010-webhooks': webhooksMigration(store.engine),
+    '011-background-refresh': backgroundRefreshMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

@@ -310,8 +310,16 @@ export interface Database {
   webhook_secrets: WebhookSecretsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  job_leases: JobLeasesTable;
 }
 
 export type AccountKeyRow = Selectable<AccountKeysTable>;
 export type CredentialRow = Selectable<CredentialsTable>;
 export type NewAuditEvent = Insertable<AuditEventsTable>;
+
+/** A background job's lease while one node runs it (migration 011; store/jobs-repository.ts). */
+export interface JobLeasesTable {
+  name: string;
+  holder: string;
+  lease_until: string;
+}

@@ -10,6 +10,7 @@ import { AuthLookups } from './auth-lookups.js';
 import { AudienceRepository } from './audience-repository.js';
 import type { Engine } from './connections.js';
 import { FlowsRepository } from './flows-repository.js';
+import { JobsRepository } from './jobs-repository.js';
 import { KeysRepository } from './keys-repository.js';
 import { MaintenanceRepository } from './maintenance-repository.js';
 import { MasterKeysRepository } from './master-keys-repository.js';
@@ -45,6 +46,8 @@ export interface Store {
   maintenance: MaintenanceRepository;
   rateLimits: RateLimitsRepository;
   webhooks: WebhooksRepository;
+  /** Background jobs' leases, and the credentials the background refresh picks. */
+  jobs: JobsRepository;
   /** The query builder on the root connection, for migrations, tests and benchmarks: never used by src/ outside store/. */
   db: Kysely<Database>;
   close(): Promise<void>;
@@ -68,6 +71,7 @@ export function openStore(location: DatabaseLocation): Store {
     maintenance: new MaintenanceRepository(connections),
     rateLimits: new RateLimitsRepository(connections),
     webhooks: new WebhooksRepository(connections),
+    jobs: new JobsRepository(connections),
     db: connections.root,
     close,
   };

@@ -8,8 +8,6 @@
  * A second refresh of the same credential waits out the refresh cooldown (30 s by default): those
  * tests move the clock by COOLDOWN. The cooldown itself is tested in refresh-cooldown.test.ts.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
@@ -17,39 +15,9 @@ import { addProviderLikeAcme, connectTo, storedCredential } from '../helpers/oau
 import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
 import { readAtOnce, REFRESH_FAILED, refreshCounts } from '../helpers/refresh-readers.js';
 import { startSecondNode } from '../helpers/test-app.js';
+import { startTokenGate } from '../helpers/token-gate.js';
 
 const COOLDOWN = 30;
-
-/**
- * A pass-through to the real token endpoint that, while `hold` is set, keeps each request waiting
- * until release(): a slow provider whose slowness the test controls to the request.
- */
-async function startTokenGate(tokenUrl: string) {
-  const waiting: (() => void)[] = [];
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    gate.arrived += 1;
-    if (gate.hold) await new Promise<void>((go) => waiting.push(go));
-    const headers: Record<string, string> = { 'content-type': String(req.headers['content-type']) };
-    if (req.headers.authorization) headers.authorization = req.headers.authorization;
-    const answer = await fetch(tokenUrl, { method: 'POST', headers, body: Buffer.concat(chunks) });
-    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
-    res.end(Buffer.from(await answer.arrayBuffer()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const gate = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`,
-    hold: false,
-    arrived: 0,
-    release() {
-      gate.hold = false;
-      for (const go of waiting.splice(0)) go();
-    },
-    close: () => new Promise<void>((resolve) => { gate.release(); server.close(() => resolve()); }),
-  };
-  return gate;
-}
 
 describe.each(ENGINES)('refresh on read on %s', (engine) => {
   // Tokens that live 120 s: a read asking for 300 s of validity finds every one of them due.
