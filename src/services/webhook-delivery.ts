@@ -103,6 +103,8 @@ export class WebhookDispatcher {
   readonly #attempts = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   #total = 0;
+  /** Attempts this dispatcher has started, ever (drain() answers the difference). */
+  #started = 0;
   #round: Promise<number> | null = null;
   #again = false;
   #timer: NodeJS.Timeout | null = null;
@@ -134,15 +136,24 @@ export class WebhookDispatcher {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#abort.abort();
-    await this.#round;
+    // A round's failure was reported to onError already; stopping goes on regardless.
+    await this.#round?.catch(() => undefined);
     await Promise.allSettled([...this.#attempts]);
   }
 
-  /** One round, and every attempt it starts, again until nothing is due: what a test calls instead of waiting. */
-  async drain(): Promise<void> {
+  /**
+   * One round, and every attempt it starts, again until nothing is due: what a test calls instead of
+   * waiting. How many attempts were started meanwhile.
+   *
+   * It never joins a round already under way (one a finished attempt woke): that round read the clock
+   * before the caller may have moved it, and would answer "nothing due" for what is due now.
+   */
+  async drain(): Promise<number> {
+    const before = this.#started;
     for (;;) {
+      while (this.#round) await this.#round.catch(() => 0);
       const started = await this.round();
-      if (started === 0 && this.#attempts.size === 0) return;
+      if (started === 0 && this.#attempts.size === 0 && !this.#round) return this.#started - before;
       await Promise.allSettled([...this.#attempts]);
     }
   }
@@ -177,6 +188,8 @@ export class WebhookDispatcher {
     const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
     let started = 0;
     for (const endpointId of endpoints) {
+      // Stopped meanwhile: what is claimed now would only wait for its lease to run out.
+      if (this.#stopped) break;
       const room = Math.min(this.#limits.perEndpoint - (this.#inFlight.get(endpointId) ?? 0), free);
       if (room <= 0) continue;
       const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
@@ -190,6 +203,7 @@ export class WebhookDispatcher {
 
   #start(message: Claimed): void {
     this.#total += 1;
+    this.#started += 1;
     this.#inFlight.set(message.endpoint_id, (this.#inFlight.get(message.endpoint_id) ?? 0) + 1);
     const attempt = this.#attempt(message)
       .catch((error: Error) => this.#events.onError?.(error))
@@ -249,7 +263,9 @@ export class WebhookDispatcher {
       settlement = { status: 'delivered', ended_at: ended };
     } else {
       const failures = message.failures + 1;
-      const next = addSeconds(endedDate, result.retryAfter ?? retryDelaySeconds(failures));
+      // Retry-After says "not before": it can push the next attempt later than the schedule, never
+      // sooner, or an endpoint answering `Retry-After: 0` would be called every second for a day.
+      const next = addSeconds(endedDate, Math.max(result.retryAfter ?? 0, retryDelaySeconds(failures)));
       const giveUp = !result.retryable || next.getTime() > addSeconds(new Date(message.schedule_start), RETRY_WINDOW_SECONDS).getTime();
       settlement = giveUp ? { status: 'failed', failures, ended_at: ended } : { status: 'pending', failures, next_attempt_at: iso(next) };
     }
