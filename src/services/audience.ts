@@ -180,14 +180,18 @@ export async function revokeMember(
 ): Promise<{ externalUserId: string; revoked: RevokedCredential[] }> {
   const now = iso(ctx.clock.now());
   const { erased, events } = await ctx.store.transaction(async () => {
-    const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId);
+    // Pending forms and flows first, then the member: the order in which a form or a callback that is
+    // completing takes the same rows (its session or flow, then the member), so the two never wait on
+    // each other in a cycle. One that completed first is then erased with the rest; one that had not
+    // finds itself cancelled.
+    await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
+    const memberId = await ctx.store.audience.lockMember(input.serverId, input.externalUserId);
     if (memberId === undefined) throw notFound();
     const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
     if (input.provider && rows.length === 0) {
       throw new Problem('credential_not_found', `End user ${JSON.stringify(input.externalUserId)} has no credential of provider "${input.provider}".`);
     }
     await ctx.store.audience.deleteCredentials(rows.map((r) => r.id));
-    await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
     if (!input.provider) await ctx.store.audience.removeMember(memberId);
     for (const row of rows) {
       await recordAudit(ctx, {

@@ -217,5 +217,9 @@ export async function refreshInBackground(ctx: ServiceContext, row: CredentialRo
   if (row.type !== 'oauth2' || row.status !== 'active') return 'busy';
   const holder = await takeLease(ctx, row, iso(ctx.clock.now()));
   if (!holder) return 'busy';
-  return (await refreshHeld(ctx, row, holder)).result;
+  // The row as it is now that the lease is held: the batch read it earlier, and a reader may have
+  // refreshed since (a rotated refresh token; a streak of failures ended or begun).
+  const current = await readRow(ctx, row.id);
+  if (!current) return 'busy';
+  return (await refreshHeld(ctx, current, holder)).result;
 }

@@ -96,6 +96,18 @@ export class AudienceRepository extends Repository {
     return row?.id;
   }
 
+  /**
+   * The member's id, its row locked until the transaction ends on PostgreSQL (FOR UPDATE): a revoke
+   * holds it while it reads and erases the member's credentials, so a form or callback storing a
+   * credential for the same member (which locks the row through ensureMember's upsert) runs wholly
+   * before or wholly after it. SQLite has one writer: a transaction there is already alone.
+   */
+  async lockMember(serverId: string, externalUserId: string): Promise<string | undefined> {
+    const query = this.db.selectFrom('audience_members').select('id').where('server_id', '=', serverId).where('external_user_id', '=', externalUserId);
+    const row = await (this.connections.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    return row?.id;
+  }
+
   /** Takes the member out of the audience (its credentials are deleted first: deleteCredentials). */
   async removeMember(memberId: string): Promise<void> {
     await this.db.deleteFrom('audience_members').where('id', '=', memberId).execute();
