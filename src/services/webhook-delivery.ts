@@ -100,6 +100,11 @@ export class WebhookDispatcher {
   /** This node's name on the leases it takes. */
   readonly #holder = randomUUID();
   readonly #inFlight = new Map<string, number>();
+  /**
+   * Endpoints whose last attempt from this node timed out: they get one slot, not perEndpoint, until
+   * they answer again, so that many hanging endpoints cannot fill the node's slots between them.
+   */
+  readonly #unresponsive = new Set<string>();
   readonly #attempts = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   #total = 0;
@@ -129,8 +134,9 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Stops claiming, and aborts the attempts under way: their leases run out and another node (or
-   * this one, restarted) sends them again. Resolves once nothing of this dispatcher is running.
+   * Stops claiming, and aborts the attempts under way, giving their messages back (due at once, for
+   * another node or this one restarted: at least once, since the endpoint may have got them). Resolves
+   * once nothing of this dispatcher is running.
    */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -183,14 +189,14 @@ export class WebhookDispatcher {
     if (free <= 0 || this.#stopped) return 0;
     const nowDate = this.#ctx.clock.now();
     const now = iso(nowDate);
-    const busy = [...this.#inFlight].filter(([, n]) => n >= this.#limits.perEndpoint).map(([id]) => id);
+    const busy = [...this.#inFlight].filter(([id, n]) => n >= this.#slots(id)).map(([id]) => id);
     const endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, free);
     const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
     let started = 0;
     for (const endpointId of endpoints) {
       // Stopped meanwhile: what is claimed now would only wait for its lease to run out.
       if (this.#stopped) break;
-      const room = Math.min(this.#limits.perEndpoint - (this.#inFlight.get(endpointId) ?? 0), free);
+      const room = Math.min(this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0), free);
       if (room <= 0) continue;
       const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
       for (const message of claimed) this.#start(message);
@@ -199,6 +205,11 @@ export class WebhookDispatcher {
       if (free <= 0) break;
     }
     return started;
+  }
+
+  /** How many attempts this node may have open at once to the endpoint. */
+  #slots(endpointId: string): number {
+    return this.#unresponsive.has(endpointId) ? 1 : this.#limits.perEndpoint;
   }
 
   #start(message: Claimed): void {
@@ -246,10 +257,15 @@ export class WebhookDispatcher {
       });
       result = answered(answer.status, retryAfterSeconds(answer.headers.get('retry-after'), startedAt));
     } catch (error) {
-      if (this.#abort.signal.aborted) return; // stopping: the lease runs out and the message is sent again
+      if (this.#abort.signal.aborted) {
+        await webhooks.releaseLease(message.id, this.#holder);
+        return;
+      }
       if (!(error instanceof OutboundError)) throw error;
       result = unanswered(error);
     }
+    if (result.error?.startsWith('timeout')) this.#unresponsive.add(endpoint.id);
+    else this.#unresponsive.delete(endpoint.id);
     const durationMs = Math.round(performance.now() - began);
     await this.#settle(message, result, durationMs, startedAt);
   }

@@ -140,6 +140,11 @@ export class WebhooksRepository extends Repository {
     return settled.numUpdatedRows > 0n;
   }
 
+  /** Gives a message back without an attempt (its sender is stopping): due again at once, if `holder` still holds it. */
+  async releaseLease(messageId: string, holder: string): Promise<void> {
+    await this.db.updateTable('webhook_messages').set({ lease_holder: null, lease_until: null }).where('id', '=', messageId).where('lease_holder', '=', holder).execute();
+  }
+
   async addAttempt(attempt: Insertable<WebhookAttemptsTable>): Promise<void> {
     await this.db.insertInto('webhook_attempts').values(attempt).execute();
   }

@@ -51,7 +51,11 @@ export async function startWebhookReceiver(fallback: ReceiverAnswer = { status: 
           return true;
         };
         const timer = setTimeout(() => reject(new Error(`the receiver got ${received.length} of ${count} requests`)), timeoutMs);
-        if (!check()) waiters.push(() => void check());
+        // Each arrival wakes every waiter once; one still short of its count waits for the next.
+        const wait = () => {
+          if (!check()) waiters.push(wait);
+        };
+        wait();
       }),
     close: () =>
       new Promise<void>((resolve) => {

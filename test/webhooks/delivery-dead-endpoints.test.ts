@@ -91,6 +91,26 @@ describe.each(ENGINES)('dead webhook endpoints on %s', (engine) => {
     }
   });
 
+  it('get one request at a time, not the endpoint\'s bound, once one of their requests timed out', async () => {
+    const timeoutMs = 500;
+    const [slow] = await hanging(tenant.serverId, 1);
+    const outbound = createOutbound({ allowPrivateUrls: true, timeoutMs });
+    const dispatcher = new WebhookDispatcher(t.ctx, outbound, { perEndpoint: PER_ENDPOINT, pollMs: POLL_MS });
+    try {
+      for (let i = 0; i < PER_ENDPOINT + 2; i += 1) await writeEvent(t, tenant.serverId, `u_slow_${i}`);
+      dispatcher.start();
+      // Before any timeout, the endpoint gets its bound at once.
+      await until(() => slow!.receiver.hanging === PER_ENDPOINT, 'the first requests to be held open together');
+      // Both time out; the next two go one after the other: the later one is sent only once the earlier one timed out.
+      const [, , third, fourth] = await slow!.receiver.waitFor(PER_ENDPOINT + 2);
+      expect(fourth!.receivedAt - third!.receivedAt).toBeGreaterThanOrEqual(timeoutMs - 50);
+    } finally {
+      await dispatcher.stop();
+      await outbound.close();
+      await remove([slow!]);
+    }
+  });
+
   it('keep at most the node\'s bound of requests in flight, however many endpoints hang', async () => {
     const maxInFlight = 3;
     const endpoints = await hanging(tenant.serverId, 3);

@@ -54,10 +54,10 @@ describe.each(ENGINES)('webhook senders on %s', (engine) => {
     const dying = await startSecondNode(t);
     try {
       const [messageId] = await writeEvent(t, tenant.serverId, 'u_lease');
-      // The second node claims and sends, and gets no answer; then it is gone, as if killed.
+      // The second node claims and sends, and gets no answer; then it is silent, as if killed (a node
+      // that stops gives its messages back: closing it here would not be a death).
       expect(await dying.webhooks.round()).toBe(1);
       await until(() => s.receiver.hanging === 1, 'the first node to send');
-      await dying.close();
 
       const pending = await deliveryOf(t.ctx, s.webhookId, messageId!);
       expect(pending).toMatchObject({ status: 'pending', attempts: [] });
@@ -73,6 +73,27 @@ describe.each(ENGINES)('webhook senders on %s', (engine) => {
       expect(delivered(t, s.secret, second!).messageId).toBe(messageId);
       const done = await deliveryOf(t.ctx, s.webhookId, messageId!);
       expect(done).toMatchObject({ status: 'delivered', attempts: [{ statusCode: 204 }] });
+    } finally {
+      await dying.close();
+      await removeWebhookEndpoint(t.ctx, { webhookId: s.webhookId, actor: CLI_ACTOR });
+      await s.close();
+    }
+  });
+
+  it('has a node that stops give back the message it was sending, due at once for another node', async () => {
+    const s = await subscribe(t, tenant.serverId);
+    s.receiver.script('hang');
+    const stopping = await startSecondNode(t);
+    try {
+      const [messageId] = await writeEvent(t, tenant.serverId, 'u_stopping');
+      expect(await stopping.webhooks.round()).toBe(1);
+      await until(() => s.receiver.hanging === 1, 'the stopping node to send');
+      await stopping.close();
+      // No attempt was recorded (nobody knows what the endpoint made of it), and no lease waits to run out.
+      expect(await deliveryOf(t.ctx, s.webhookId, messageId!)).toMatchObject({ status: 'pending', attempts: [] });
+      expect(await t.webhooks.drain()).toBe(1);
+      expect(s.receiver.received.map((r) => r.headers['webhook-id'])).toEqual([messageId, messageId]);
+      expect(await deliveryOf(t.ctx, s.webhookId, messageId!)).toMatchObject({ status: 'delivered', attempts: [{ statusCode: 204 }] });
     } finally {
       await removeWebhookEndpoint(t.ctx, { webhookId: s.webhookId, actor: CLI_ACTOR });
       await s.close();
