@@ -6,7 +6,6 @@
  * Each test starts its own Keyward and provider: a run picks every due credential of the database, so
  * one test's credentials must not fall due in another's run. The TestClock stands still unless moved.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RUN_INTERVAL_MS, scheduleBackgroundRefresh } from '../../src/background-refresh-schedule.js';
@@ -25,19 +24,12 @@ import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
 import { refreshCounts, REFRESH_FAILED } from '../helpers/refresh-readers.js';
 import { startSecondNode } from '../helpers/test-app.js';
 import { startTokenGate, type TokenGate } from '../helpers/token-gate.js';
+import { until } from '../helpers/webhook-delivery.js';
 import { startWebhookReceiver, verifiedEvent } from '../helpers/webhook-receiver.js';
 
 const HOURS = 24;
 const PERIOD = HOURS * 3600;
 const NOTHING: BackgroundRefreshReport = { picked: 0, refreshed: 0, rejected: 0, failed: 0, busy: 0, noRefreshToken: 0, notEnabled: 0, errors: 0 };
-
-async function until(done: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 describe.each(ENGINES)('the background refresh on %s', (engine) => {
   let o: OAuthTenant;
