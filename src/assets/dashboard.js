@@ -15,10 +15,11 @@ document.addEventListener('click', (event) => {
 
 // A form that creates something acts once (its one-time nonce): the server refuses a second
 // submission, so a double click would show "already submitted" instead of the new key. Ignoring
-// every submit after the first keeps the browser on the answer that shows the key.
+// every submit after the first keeps the browser on the answer that shows the key. A form marked
+// data-once (a removal) is sent once too: its second submission would find nothing left and say so.
 document.addEventListener('submit', (event) => {
   const form = event.target;
-  if (!(form instanceof HTMLFormElement) || !form.querySelector('input[name="once"]')) return;
+  if (!(form instanceof HTMLFormElement) || !(form.querySelector('input[name="once"]') || form.hasAttribute('data-once'))) return;
   if (form.dataset.sent) event.preventDefault();
   form.dataset.sent = 'true';
 });

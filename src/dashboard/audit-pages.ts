@@ -98,6 +98,17 @@ function describe(ctx: ServiceContext, event: EventRow): SafeHtml {
       return html`Replaced the ${provider(text('provider'))} credential of end user ${text('externalUserId')}`;
     case 'credential.revoked':
       return html`Revoked the ${provider(text('provider'))} credential of end user ${text('externalUserId')}`;
+    case 'webhook.added':
+      return html`Added webhook endpoint ${text('url')} (${Array.isArray(d.events) ? `events: ${(d.events as unknown[]).join(', ')}` : 'all events'})`;
+    case 'webhook.removed':
+      return html`Removed webhook endpoint ${text('url')}`;
+    case 'webhook.secret_rotated': {
+      const grace = typeof d.graceSeconds === 'number' ? d.graceSeconds : 0;
+      const endpoint = text('url') || 'a webhook endpoint';
+      return html`Rotated the signing secret of ${endpoint}; ${grace > 0 ? `the old secret kept signing for ${duration(grace)}` : 'the old secret stopped at once'}`;
+    }
+    case 'webhook.message_resent':
+      return html`Resent a failed webhook message to endpoint <span class="mono">${text('webhookId')}</span>`;
     default:
       return html`${event.action}`;
   }
@@ -144,7 +155,7 @@ ${events.map(
             older ? html`<a href="${older}">Older events</a>` : ''
           }</nav>`
         : '';
-    const body = html`<p class="muted">Who generated or revoked account API keys, created servers, changed their mode, rotated their keys, enabled providers and connected or revoked end users' credentials.</p>
+    const body = html`<p class="muted">Who generated or revoked account API keys, created servers, changed their mode, rotated their keys, enabled providers, connected or revoked end users' credentials, and changed webhook endpoints.</p>
 <section class="panel" aria-label="Audit events">
 ${events.length ? table : empty}
 </section>

@@ -74,13 +74,37 @@ export function formError(message: string | null | undefined): SafeHtml | string
 }
 
 /**
+ * Checkboxes of one name (a set of choices): a fieldset whose legend is the label, the error beside it.
+ * Each option may carry a description, read with its box.
+ */
+export function checkboxGroup(
+  field: FieldBase & { options: { value: string; label: string; description?: string }[]; checked: readonly string[] },
+): SafeHtml {
+  const id = `field-${field.name}`;
+  const error = field.errors?.[field.name];
+  return html`<fieldset class="field checks${error ? ' invalid' : ''}" id="${id}"${describedBy(id, field.hint, error)}>
+<legend>${field.label}</legend>
+${field.hint ? html`<p class="hint" id="${id}-hint">${field.hint}</p>` : ''}
+${field.options.map(
+  (o, i) => html`<label for="${id}-${i}"><input id="${id}-${i}" type="checkbox" name="${field.name}" value="${o.value}"${
+    field.checked.includes(o.value) ? html` checked` : ''
+  }> <code>${o.label}</code>${o.description ? html` <span class="muted">${o.description}</span>` : ''}</label>`,
+)}
+${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
+</fieldset>`;
+}
+
+/** What Keyward keeps of a key shown once; a webhook signing secret is kept sealed instead, to sign with. */
+const KEPT_DIGEST = 'Keyward keeps only a digest of it.';
+
+/**
  * A secret shown exactly once (a new key): in a read-only field the member can select, with a "Copy"
  * button (dashboard.js) and the warning that it will not be shown again.
  */
-export function shownOnce(label: string, secret: string): SafeHtml {
+export function shownOnce(label: string, secret: string, kept = KEPT_DIGEST): SafeHtml {
   return html`<section class="shown-once" aria-labelledby="shown-once-title">
 <h2 id="shown-once-title">${label}</h2>
-<p class="warning"><strong>Copy it now: it will not be shown again.</strong> Keyward keeps only a digest of it.</p>
+<p class="warning"><strong>Copy it now: it will not be shown again.</strong> ${kept}</p>
 <div class="secret-row"><input id="shown-once-value" class="secret" type="text" readonly value="${secret}" aria-label="${label}">
 <button type="button" class="secondary" data-copy="shown-once-value">Copy</button></div>
 </section>`;

@@ -5,6 +5,7 @@ import { registerDeveloperPages } from './developer-pages.js';
 import type { PageRoutes } from './plugin.js';
 import { registerProviderPages } from './provider-pages.js';
 import { registerServerPages } from './server-pages.js';
+import { registerWebhookPages } from './webhook-pages.js';
 
 export const DASHBOARD_PAGES: PageRoutes[] = [
   registerServerPages,
@@ -12,4 +13,5 @@ export const DASHBOARD_PAGES: PageRoutes[] = [
   registerAuditPages,
   registerProviderPages,
   registerAudiencePages,
+  registerWebhookPages,
 ];

@@ -19,7 +19,7 @@ export async function serverOfAccount(ctx: ServiceContext, accountId: string, se
   return server;
 }
 
-export type ServerTab = 'overview' | 'providers' | 'audience';
+export type ServerTab = 'overview' | 'providers' | 'audience' | 'webhooks';
 
 /** The tabs of one server's pages. */
 export function serverTabs(server: AccountServer, active: ServerTab): SafeHtml {
@@ -27,6 +27,7 @@ export function serverTabs(server: AccountServer, active: ServerTab): SafeHtml {
     { id: 'overview', label: 'Overview', href: `/dashboard/servers/${server.id}` },
     { id: 'providers', label: 'Providers', href: `/dashboard/servers/${server.id}/providers` },
     { id: 'audience', label: 'Audience', href: `/dashboard/servers/${server.id}/audience` },
+    { id: 'webhooks', label: 'Webhooks', href: `/dashboard/servers/${server.id}/webhooks` },
   ];
   return html`<nav class="tabs" aria-label="Server">${tabs.map(
     (t) => html`<a href="${t.href}"${t.id === active ? html` aria-current="page"` : ''}>${t.label}</a>`,

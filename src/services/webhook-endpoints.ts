@@ -22,6 +22,12 @@ export const MAX_ENDPOINTS_PER_SERVER = 10;
 const MAX_URL_LENGTH = 2048;
 /** Deliveries listed at most, newest first. */
 export const DELIVERIES_SHOWN = 100;
+/**
+ * The grace period "Rotate secret" offers first and the CLI takes without --grace-seconds: a day, as
+ * Svix gives. Both secrets sign meanwhile, so receivers keep verifying while the new one is deployed;
+ * a leaked secret is ended at once with 0.
+ */
+export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 3600;
 export const MESSAGE_STATUSES: readonly WebhookMessageStatus[] = ['pending', 'delivered', 'failed'];
 
 export interface WebhookEndpointView {
@@ -179,7 +185,7 @@ export async function rotateWebhookSecret(
       actor: input.actor,
       action: 'webhook.secret_rotated',
       targetId: endpoint.id,
-      detail: { graceSeconds: input.graceSeconds },
+      detail: { url: endpoint.url, graceSeconds: input.graceSeconds },
       at: now,
     });
     return made;

@@ -1,0 +1,216 @@
+/**
+ * A server's Webhooks tab (CONTRACT 6 and 7): the endpoints and "Add endpoint" (the signing secret
+ * answered once, in the POST's own page, like a new key), one endpoint's deliveries with "Resend" on a
+ * failed one, and "Rotate secret" and "Remove" behind confirmation pages. The forms that make a secret
+ * act once. Every id in a URL is looked up within the member's server, so another account's endpoint
+ * or message answers the same 404 as an unknown one.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { html, type SafeHtml } from '../connect/html.js';
+import { Problem } from '../errors.js';
+import type { ServiceContext } from '../services/context.js';
+import { ServiceError } from '../services/service-error.js';
+import {
+  addWebhookEndpoint,
+  DEFAULT_SECRET_GRACE_SECONDS,
+  DELIVERIES_SHOWN,
+  getWebhookEndpoint,
+  listDeliveries,
+  listWebhookEndpoints,
+  removeWebhookEndpoint,
+  resendMessage,
+  rotateWebhookSecret,
+  type WebhookEndpointView,
+} from '../services/webhook-endpoints.js';
+import { formText, own } from '../web/form-fields.js';
+import { sentence, shownOnce, type FieldErrors } from './forms.js';
+import { createOnce } from './form-once.js';
+import { dashboardPage, fixedText, sendPage, type PageContext } from './layout.js';
+import { pageContext } from './plugin.js';
+import { memberActor, serverBreadcrumbs, serverOfAccount, serverTabs, type AccountServer } from './server-access.js';
+import {
+  EMPTY_ADD_FORM,
+  endpointBody,
+  endpointUrl,
+  removeBody,
+  rotateBody,
+  SECRET_GRACE_OPTIONS,
+  SECRET_KEPT,
+  webhooksBody,
+  webhooksUrl,
+  type AddForm,
+} from './webhook-views.js';
+
+/** Notices by code: the query string only picks one of these fixed texts. */
+const NOTICES: Record<string, string> = {
+  'webhook-removed': 'The endpoint was removed. Nothing more is sent to it.',
+  'message-resent': 'The message is pending again: it is sent with the same webhook-id and retried for another 24 hours.',
+  'message-not-failed': 'That message is not failed (it was resent already, or delivered), so it was left as it is.',
+};
+
+type ServerRoute = { Params: { serverId: string }; Querystring: { notice?: unknown } };
+type EndpointRoute = { Params: { serverId: string; webhookId: string }; Querystring: { notice?: unknown } };
+type MessageRoute = { Params: { serverId: string; webhookId: string; messageId: string } };
+
+/** Every value of a repeated form field (checkboxes): one value arrives as a string, several as an array. */
+function formList(body: unknown, name: string): string[] {
+  const value = body && typeof body === 'object' ? own(body as Record<string, unknown>, name) : undefined;
+  const values = Array.isArray(value) ? value : [value];
+  return values.filter((v): v is string => typeof v === 'string');
+}
+
+/** A service's "no such …" as the dashboard's 404, whatever else it is passed on. */
+async function orNotFound<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof ServiceError && error.reason === 'not_found') throw new Problem('route_not_found', 'No such webhook endpoint or message on this server.');
+    throw error;
+  }
+}
+
+export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext) {
+  const crumbs = (server: AccountServer, endpoint?: boolean) => [
+    ...serverBreadcrumbs(),
+    { label: server.name, href: `/dashboard/servers/${server.id}` },
+    ...(endpoint ? [{ label: 'Webhooks', href: webhooksUrl(server) }] : []),
+  ];
+
+  function page(context: PageContext, server: AccountServer, title: string, body: SafeHtml, options: { notice?: string | null; endpoint?: boolean } = {}) {
+    return dashboardPage(context, {
+      title,
+      section: 'servers',
+      notice: options.notice,
+      breadcrumbs: crumbs(server, options.endpoint),
+      body: html`${serverTabs(server, 'webhooks')}
+${body}`,
+    });
+  }
+
+  async function accountServer(request: FastifyRequest<{ Params: { serverId: string } }>) {
+    return serverOfAccount(ctx, pageContext(request).member.accountId, request.params.serverId);
+  }
+
+  /** The server and the endpoint of the URL, both the member's (else a 404). */
+  async function accountEndpoint(request: FastifyRequest<{ Params: { serverId: string; webhookId: string } }>) {
+    const server = await accountServer(request);
+    const endpoint = await orNotFound(() => getWebhookEndpoint(ctx, request.params.webhookId, server.id));
+    return { server, endpoint };
+  }
+
+  async function tabPage(reply: FastifyReply, context: PageContext, server: AccountServer, form: AddForm, notice: string | null, status = 200) {
+    const { webhooks } = await listWebhookEndpoints(ctx, server.id);
+    return sendPage(reply, page(context, server, `${server.name}: Webhooks`, webhooksBody(server, context.csrf, webhooks, form), { notice }), status);
+  }
+
+  async function endpointPage(
+    reply: FastifyReply,
+    context: PageContext,
+    server: AccountServer,
+    endpoint: WebhookEndpointView,
+    state: { notice?: string | null; secret?: { label: string; value: string } } = {},
+  ) {
+    const { deliveries } = await listDeliveries(ctx, { webhookId: endpoint.id, serverId: server.id });
+    const body = html`${state.secret ? shownOnce(state.secret.label, state.secret.value, SECRET_KEPT) : ''}
+${endpointBody(server, endpoint, context.csrf, deliveries, DELIVERIES_SHOWN)}`;
+    return sendPage(reply, page(context, server, `${server.name}: Webhook endpoint`, body, { notice: state.notice, endpoint: true }));
+  }
+
+  scope.get<ServerRoute>('/servers/:serverId/webhooks', async (request, reply) => {
+    const server = await accountServer(request);
+    return tabPage(reply, pageContext(request), server, EMPTY_ADD_FORM, fixedText(NOTICES, request.query.notice));
+  });
+
+  scope.post<ServerRoute>('/servers/:serverId/webhooks', async (request, reply) => {
+    const context = pageContext(request);
+    const server = await accountServer(request);
+    const form: AddForm = { url: formText(request.body, 'url').trim(), events: formList(request.body, 'events'), errors: {} };
+    if (!form.url) form.errors.url = 'Enter the URL of your endpoint.';
+    if (form.events.length === 0) form.errors.events = 'Choose at least one event.';
+    if (Object.keys(form.errors).length) return tabPage(reply, context, server, form, null, 422);
+    const target = {
+      section: 'servers' as const,
+      back: { href: webhooksUrl(server), label: 'Webhooks' },
+      lost: 'If you did not see the signing secret, open the new endpoint and rotate its secret with no grace period to get one you can copy.',
+    };
+    return createOnce(ctx, request, reply, context, target, async () => {
+      try {
+        // All boxes checked is a subscription to everything, types added later included.
+        const { webhookId, secret } = await addWebhookEndpoint(ctx, {
+          serverId: server.id,
+          url: form.url,
+          events: form.events.length === EMPTY_ADD_FORM.events.length ? undefined : form.events,
+          actor: memberActor(context.member.memberId),
+        });
+        const endpoint = await getWebhookEndpoint(ctx, webhookId, server.id);
+        // Answered here, not after a redirect: the secret exists only in this response.
+        return endpointPage(reply, context, server, endpoint, { notice: 'Endpoint added.', secret: { label: 'Signing secret', value: secret } });
+      } catch (error) {
+        if (!(error instanceof ServiceError) || error.reason === 'not_found') throw error;
+        const message = sentence(error.message);
+        if (error.reason === 'limit') return tabPage(reply, context, server, { ...form, problem: message }, null, 409);
+        const errors: FieldErrors = /event type/.test(error.message) ? { events: message } : { url: message };
+        return tabPage(reply, context, server, { ...form, errors }, null, 422);
+      }
+    });
+  });
+
+  scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId', async (request, reply) => {
+    const { server, endpoint } = await accountEndpoint(request);
+    return endpointPage(reply, pageContext(request), server, endpoint, { notice: fixedText(NOTICES, request.query.notice) });
+  });
+
+  scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/rotate-secret', async (request, reply) => {
+    const context = pageContext(request);
+    const { server, endpoint } = await accountEndpoint(request);
+    const body = rotateBody(server, endpoint, context.csrf, String(DEFAULT_SECRET_GRACE_SECONDS));
+    return sendPage(reply, page(context, server, 'Rotate signing secret', body, { endpoint: true }));
+  });
+
+  scope.post<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/rotate-secret', async (request, reply) => {
+    const context = pageContext(request);
+    const { server, endpoint } = await accountEndpoint(request);
+    const grace = formText(request.body, 'grace');
+    if (!SECRET_GRACE_OPTIONS.some((o) => o.value === grace)) {
+      const body = rotateBody(server, endpoint, context.csrf, String(DEFAULT_SECRET_GRACE_SECONDS), { grace: 'Choose a grace period from the list.' });
+      return sendPage(reply, page(context, server, 'Rotate signing secret', body, { endpoint: true }), 422);
+    }
+    const target = {
+      section: 'servers' as const,
+      back: { href: endpointUrl(server, endpoint.id), label: 'the endpoint' },
+      lost: 'If you did not see the new secret, rotate it again: the secret it made is then replaced too.',
+    };
+    return createOnce(ctx, request, reply, context, target, async () => {
+      const { secret } = await orNotFound(() =>
+        rotateWebhookSecret(ctx, { webhookId: endpoint.id, serverId: server.id, graceSeconds: Number(grace), actor: memberActor(context.member.memberId) }),
+      );
+      return endpointPage(reply, context, server, endpoint, { notice: 'The signing secret was rotated.', secret: { label: 'New signing secret', value: secret } });
+    });
+  });
+
+  scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/remove', async (request, reply) => {
+    const context = pageContext(request);
+    const { server, endpoint } = await accountEndpoint(request);
+    return sendPage(reply, page(context, server, 'Remove webhook endpoint', removeBody(server, endpoint, context.csrf), { endpoint: true }));
+  });
+
+  scope.post<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/remove', async (request, reply) => {
+    const { server, endpoint } = await accountEndpoint(request);
+    await orNotFound(() => removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: memberActor(pageContext(request).member.memberId) }));
+    return reply.redirect(`${webhooksUrl(server)}?notice=webhook-removed`, 303);
+  });
+
+  scope.post<MessageRoute>('/servers/:serverId/webhooks/:webhookId/messages/:messageId/resend', async (request, reply) => {
+    const { server, endpoint } = await accountEndpoint(request);
+    const back = endpointUrl(server, endpoint.id);
+    try {
+      await orNotFound(() =>
+        resendMessage(ctx, { messageId: request.params.messageId, serverId: server.id, actor: memberActor(pageContext(request).member.memberId) }),
+      );
+    } catch (error) {
+      if (error instanceof ServiceError && error.reason === 'conflict') return reply.redirect(`${back}?notice=message-not-failed`, 303);
+      throw error;
+    }
+    return reply.redirect(`${back}?notice=message-resent`, 303);
+  });
+}
