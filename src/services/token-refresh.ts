@@ -18,7 +18,7 @@ import { addSeconds, iso } from '../clock.js';
 import type { RefreshOutcome } from '../store/audience-repository.js';
 import type { CredentialRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
-import { credentialAad, openCredentialSecret } from './credentials.js';
+import { credentialAad, openCredentialSecret, type CredentialSecret } from './credentials.js';
 import { ProviderCallError, refreshTokens } from './oauth-client.js';
 import { oauthClientSettings } from './providers.js';
 import { eventCredential, recordEvent, type WebhookEvent } from './webhook-events.js';
@@ -103,12 +103,19 @@ export type RefreshResult = 'refreshed' | 'no_refresh_token' | 'not_enabled' | '
  * refusal, `refresh_failed` on the first outage in a row, `recovered` on the success that ends one.
  */
 async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: string): Promise<{ result: RefreshResult; failure: RefreshFailure | null }> {
-  const secret = openCredentialSecret(ctx, row);
   const end = (outcome: RefreshOutcome = {}, event?: Omit<WebhookEvent, 'serverId' | 'at'>) =>
     ctx.store.transaction(async () => {
       const at = outcome.refresh_attempted_at ?? iso(ctx.clock.now());
       if ((await ctx.store.audience.endRefresh(row.id, holder, outcome)) && event) await recordEvent(ctx, { ...event, serverId: row.server_id, at });
     });
+  let secret: CredentialSecret;
+  try {
+    secret = openCredentialSecret(ctx, row);
+  } catch (error) {
+    // Released and stamped all the same: an unreadable secret must not hold the lease, nor be picked again at once.
+    await end({ refresh_attempted_at: iso(ctx.clock.now()) });
+    throw error;
+  }
   const settings = await oauthClientSettings(ctx, row.server_id, row.provider);
   if (secret.type !== 'oauth2' || !secret.refreshToken) {
     // Stamped, so that the background refresh does not pick the credential again until its next turn.
@@ -116,7 +123,8 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
     return { result: 'no_refresh_token', failure: null };
   }
   if (!settings) {
-    await end();
+    // Stamped like any attempt: the background refresh does not pick it again at once, run after run.
+    await end({ refresh_attempted_at: iso(ctx.clock.now()) });
     return {
       result: 'not_enabled',
       failure: { code: 'refresh_failed', message: `${row.provider} is no longer enabled on this server, so its token cannot be refreshed.`, retryable: true },
