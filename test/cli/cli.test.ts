@@ -7,7 +7,7 @@ import { keyDigest } from '../../src/keys/format.js';
 import { Vault } from '../../src/services/vault.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
 import { cliEnv, cliJson, newMasterKey, runCli, startServe, type ServeProcess } from '../helpers/cli-process.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
+import { ALL_MIGRATIONS, createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 
 const SLOW = 180_000;
 const ACCOUNT_KEY = /^service_acct_[0-9a-f]{72}$/;
@@ -33,7 +33,7 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
   it('migrate --json applies the schema once, then reports nothing to apply', { timeout: SLOW }, async () => {
     const first = await cliJson(env, ['migrate']);
     expect(sortedKeys(first)).toEqual(['applied']);
-    expect(first.applied).toEqual(['001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps', '007-auth-version', '008-audience-filters', '009-rate-limits']);
+    expect(first.applied).toEqual(ALL_MIGRATIONS);
     expect(await cliJson(env, ['migrate'])).toEqual({ applied: [] });
     store = openStore(parseDatabaseUrl(database.url)!);
   });
