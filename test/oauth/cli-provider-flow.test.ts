@@ -39,7 +39,8 @@ describe.each(ENGINES)('a custom OAuth provider added by the CLI process, used b
       await cliJson(env, [
         'provider', 'add-oauth', '--server', serverId, '--slug', 'local-idp', '--name', 'Local IdP',
         '--authorization-url', as.authorizationUrl, '--token-url', as.tokenUrl, '--revocation-url', as.revocationUrl,
-        '--client-id', as.clients.post.id, '--client-secret', as.clients.post.secret,
+        // Joined with "=": a random secret may begin with "-", which would read as the next option.
+        '--client-id', as.clients.post.id, `--client-secret=${as.clients.post.secret}`,
         '--scopes', 'api:read,api:write', '--token-auth', 'client_secret_post',
       ]),
     ).toEqual({ serverId, provider: 'local-idp' });
