@@ -5,16 +5,12 @@
 import type { Logger } from 'pino';
 import { runBackgroundRefresh, type BackgroundRefreshLimits } from './services/background-refresh.js';
 import type { ServiceContext } from './services/context.js';
+import { runPeriodically, type Periodic } from './periodic.js';
 
 /** 288 runs a day: with the run's 5,000 credentials, 1,440,000 a day (the sums are in background-refresh.ts). */
 export const RUN_INTERVAL_MS = 5 * 60_000;
 /** The first run waits until start-up and its first requests are done. */
 const FIRST_RUN_DELAY_MS = 30_000;
-
-export interface BackgroundRefreshSchedule {
-  /** Stops the schedule; a run under way starts no new credential, and stop resolves once it has ended. */
-  stop(): Promise<void>;
-}
 
 export interface BackgroundRefreshScheduleOptions {
   /** KEYWARD_BACKGROUND_REFRESH_HOURS: 0 schedules nothing. */
@@ -25,37 +21,19 @@ export interface BackgroundRefreshScheduleOptions {
 }
 
 /** The schedule, or null when the background refresh is off (hours 0). */
-export function scheduleBackgroundRefresh(ctx: ServiceContext, options: BackgroundRefreshScheduleOptions, logger: Logger): BackgroundRefreshSchedule | null {
+export function scheduleBackgroundRefresh(ctx: ServiceContext, options: BackgroundRefreshScheduleOptions, logger: Logger): Periodic | null {
   if (options.hours === 0) return null;
-  const stopping = new AbortController();
-  let running: Promise<void> | null = null;
-  const tick = () => {
-    if (running) return; // a slow run is never doubled up by the next tick
-    running = runBackgroundRefresh(ctx, {
+  const run = (signal: AbortSignal) =>
+    runBackgroundRefresh(ctx, {
       hours: options.hours,
       limits: options.limits,
-      signal: stopping.signal,
+      signal,
       onError: (error) => logger.warn({ err: { message: error.message } }, 'background refresh of a credential failed on our side'),
     })
       .then((report) => {
         if (!report) logger.debug('background refresh skipped: another node is running it');
         else if (report.picked > 0) logger.info({ backgroundRefresh: report }, 'background refresh ran');
       })
-      .catch((error: Error) => logger.warn({ err: { message: error.message } }, 'background refresh failed'))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const first = setTimeout(tick, options.firstRunDelayMs ?? FIRST_RUN_DELAY_MS);
-  const every = setInterval(tick, options.intervalMs ?? RUN_INTERVAL_MS);
-  first.unref();
-  every.unref();
-  return {
-    async stop() {
-      clearTimeout(first);
-      clearInterval(every);
-      stopping.abort();
-      await running;
-    },
-  };
+      .catch((error: Error) => logger.warn({ err: { message: error.message } }, 'background refresh failed'));
+  return runPeriodically(run, { firstDelayMs: options.firstRunDelayMs ?? FIRST_RUN_DELAY_MS, intervalMs: options.intervalMs ?? RUN_INTERVAL_MS });
 }
