@@ -10,6 +10,7 @@ import { html, type SafeHtml } from '../connect/html.js';
 import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { ServiceError } from '../services/service-error.js';
+import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
 import {
   addWebhookEndpoint,
   DEFAULT_SECRET_GRACE_SECONDS,
@@ -135,11 +136,14 @@ ${endpointBody(server, endpoint, context.csrf, deliveries, DELIVERIES_SHOWN)}`;
     };
     return createOnce(ctx, request, reply, context, target, async () => {
       try {
-        // All boxes checked is a subscription to everything, types added later included.
+        // Every type checked is a subscription to everything, types added later included. Counted as a
+        // set of known types: a posted duplicate or unknown name must not pass for "all".
+        const checked = new Set(form.events);
+        const everything = WEBHOOK_EVENT_TYPES.every((type) => checked.has(type)) && checked.size === WEBHOOK_EVENT_TYPES.length;
         const { webhookId, secret } = await addWebhookEndpoint(ctx, {
           serverId: server.id,
           url: form.url,
-          events: form.events.length === EMPTY_ADD_FORM.events.length ? undefined : form.events,
+          events: everything ? undefined : form.events,
           actor: memberActor(context.member.memberId),
         });
         const endpoint = await getWebhookEndpoint(ctx, webhookId, server.id);

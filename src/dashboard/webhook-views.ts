@@ -6,6 +6,7 @@
 import { html, type SafeHtml } from '../connect/html.js';
 import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../services/webhook-endpoints.js';
 import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhook-endpoints.js';
+import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-delivery.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../services/webhook-events.js';
 import { timeOf } from './audit-pages.js';
 import { checkboxGroup, formError, selectField, textField, type FieldErrors } from './forms.js';
@@ -152,7 +153,7 @@ export function endpointBody(server: AccountServer, endpoint: WebhookEndpointVie
 </section>
 <section class="panel" aria-labelledby="webhook-deliveries">
 <div class="panel-head"><h2 id="webhook-deliveries">Deliveries</h2><span class="muted">newest first, at most ${shown}</span></div>
-<p class="muted">A 2xx answer within 10 seconds delivers a message. Timeouts, network errors, 408, 429 and 5xx are retried for 24 hours; any other answer fails it at once. A failed message can be resent.</p>
+<p class="muted">A 2xx answer within ${WEBHOOK_TIMEOUT_MS / 1000} seconds delivers a message. Timeouts, network errors, 408, 429 and 5xx are retried for 24 hours; any other answer fails it at once. A failed message can be resent.</p>
 ${deliveriesTable(server, endpoint, csrf, deliveries)}
 </section>`;
 }

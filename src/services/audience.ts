@@ -185,7 +185,7 @@ export async function revokeMember(
     // each other in a cycle. One that completed first is then erased with the rest; one that had not
     // finds itself cancelled.
     await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
-    const memberId = await ctx.store.audience.lockMember(input.serverId, input.externalUserId);
+    const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId, { lock: true });
     if (memberId === undefined) throw notFound();
     const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
     if (input.provider && rows.length === 0) {

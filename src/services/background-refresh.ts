@@ -110,17 +110,18 @@ export async function runBackgroundRefresh(ctx: ServiceContext, options: Backgro
   const start = ctx.clock.now();
   if (!(await ctx.store.jobs.takeLease(BACKGROUND_REFRESH_JOB, holder, iso(start), leaseUntil()))) return null;
 
+  // Due: not attempted (or, never attempted, not connected) since this moment.
+  const cutoff = iso(addSeconds(start, -options.hours * 3600));
   const report = emptyReport();
   const turn = async (row: DueCredential) => {
     try {
-      report[COUNTED[await refreshInBackground(ctx, row)]] += 1;
+      report[COUNTED[await refreshInBackground(ctx, row, cutoff)]] += 1;
     } catch (error) {
       report.errors += 1;
       options.onError?.(error instanceof Error ? error : new Error(String(error)));
     }
   };
   try {
-    const cutoff = iso(addSeconds(start, -options.hours * 3600));
     // Each batch goes on after the last one's end: a credential left busy or failing is not picked twice in a run.
     let after: DuePosition | null = null;
     for (let batch = 0; batch < limits.batches && !options.signal?.aborted; batch++) {

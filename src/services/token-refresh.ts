@@ -218,12 +218,15 @@ export async function readFresh(ctx: ServiceContext, row: CredentialRow, minVali
 
 /**
  * One credential's turn in the background refresh (CONTRACT 5): refreshed now unless a reader or
- * another node holds its lease, or an attempt made within the cooldown stands (then `busy`). The same
- * lease and cooldown as reads, so the background and readers never refresh one credential twice.
+ * another node holds its lease, or an attempt was made after `cutoff` (the run's: it is no longer
+ * due) or within the cooldown (then `busy`). The same lease as reads, so the background and
+ * readers never refresh one credential twice.
  */
-export async function refreshInBackground(ctx: ServiceContext, row: CredentialRow): Promise<RefreshResult | 'busy'> {
+export async function refreshInBackground(ctx: ServiceContext, row: CredentialRow, cutoff: string): Promise<RefreshResult | 'busy'> {
   if (row.type !== 'oauth2' || row.status !== 'active') return 'busy';
-  const holder = await takeLease(ctx, row, iso(ctx.clock.now()));
+  // Due means last attempted at or before the cutoff; the lease wants attempts before `since`: one
+  // millisecond later (times are stored to the millisecond).
+  const holder = await takeLease(ctx, row, iso(addSeconds(new Date(cutoff), 0.001)));
   if (!holder) return 'busy';
   // The row as it is now that the lease is held: the batch read it earlier, and a reader may have
   // refreshed since (a rotated refresh token; a streak of failures ended or begun).

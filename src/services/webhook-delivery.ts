@@ -85,6 +85,15 @@ function unanswered(error: OutboundError): AttemptResult {
   return { statusCode: null, error: `${error.kind}: ${error.message}`, retryAfter: null, delivered: false, retryable };
 }
 
+/**
+ * A failure on Keyward's side (a secret that no master key given opens, say): retried like an outage,
+ * so the 24 hours still end in `failed`, instead of the message coming back forever. The text is fixed:
+ * the cause goes to the log, never into the stored attempt.
+ */
+function ours(): AttemptResult {
+  return { statusCode: null, error: 'internal: Keyward could not send this message; see its log', retryAfter: null, delivered: false, retryable: true };
+}
+
 type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
 
 export interface DispatcherEvents {
@@ -235,10 +244,18 @@ export class WebhookDispatcher {
     const startedAt = this.#ctx.clock.now();
     const endpoint = await webhooks.endpoint(message.endpoint_id);
     // Removed meanwhile: its messages went with it.
-    if (!endpoint) return;
-    const secrets = (await webhooks.liveSecrets(endpoint.id, iso(startedAt))).map((s) =>
-      this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id)),
-    );
+    if (!endpoint) {
+      this.#unresponsive.delete(message.endpoint_id);
+      return;
+    }
+    let secrets: string[];
+    try {
+      secrets = (await webhooks.liveSecrets(endpoint.id, iso(startedAt))).map((s) => this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id)));
+    } catch (error) {
+      this.#events.onError?.(error as Error);
+      await this.#settle(message, ours(), 0, startedAt);
+      return;
+    }
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const began = performance.now();
     let result: AttemptResult;
@@ -261,8 +278,11 @@ export class WebhookDispatcher {
         await webhooks.releaseLease(message.id, this.#holder);
         return;
       }
-      if (!(error instanceof OutboundError)) throw error;
-      result = unanswered(error);
+      if (error instanceof OutboundError) result = unanswered(error);
+      else {
+        this.#events.onError?.(error as Error);
+        result = ours();
+      }
     }
     if (result.error?.startsWith('timeout')) this.#unresponsive.add(endpoint.id);
     else this.#unresponsive.delete(endpoint.id);
@@ -270,7 +290,11 @@ export class WebhookDispatcher {
     await this.#settle(message, result, durationMs, startedAt);
   }
 
-  /** Writes the attempt and the message's next state together, if this node still holds the lease. */
+  /**
+   * Writes the attempt and the message's next state together, if this node still holds the lease.
+   * Where the lease ran out meanwhile, nothing is written, the attempt included: another node owns the
+   * message now and sends it again (at least once), even if this attempt was a 2xx.
+   */
   async #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
     const endedDate = this.#ctx.clock.now();
     const ended = iso(endedDate);

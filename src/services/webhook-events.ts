@@ -65,7 +65,7 @@ function subscribes(events: string | null, type: WebhookEventType): boolean {
  * them sent, as they were written.
  */
 export async function recordEvent(ctx: ServiceContext, event: WebhookEvent, options: { holdSeconds?: number } = {}): Promise<string[]> {
-  const endpoints = await ctx.store.webhooks.endpointsOf(event.serverId);
+  const endpoints = await ctx.store.webhooks.subscribersOf(event.serverId);
   const subscribed = endpoints.filter((endpoint) => subscribes(endpoint.events, event.type));
   if (subscribed.length === 0) return [];
   const payload = body(event);

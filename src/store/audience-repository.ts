@@ -86,25 +86,16 @@ export class AudienceRepository extends Repository {
     return member;
   }
 
-  async memberId(serverId: string, externalUserId: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('audience_members')
-      .select('id')
-      .where('server_id', '=', serverId)
-      .where('external_user_id', '=', externalUserId)
-      .executeTakeFirst();
-    return row?.id;
-  }
-
   /**
-   * The member's id, its row locked until the transaction ends on PostgreSQL (FOR UPDATE): a revoke
-   * holds it while it reads and erases the member's credentials, so a form or callback storing a
-   * credential for the same member (which locks the row through ensureMember's upsert) runs wholly
-   * before or wholly after it. SQLite has one writer: a transaction there is already alone.
+   * The member's id. With `lock`, its row is locked until the transaction ends on PostgreSQL (FOR
+   * UPDATE): a revoke holds it while it reads and erases the member's credentials, so a form or
+   * callback storing a credential for the same member (which locks the row through ensureMember's
+   * upsert) runs wholly before or wholly after it. SQLite has one writer: a transaction there is
+   * already alone.
    */
-  async lockMember(serverId: string, externalUserId: string): Promise<string | undefined> {
+  async memberId(serverId: string, externalUserId: string, options: { lock?: boolean } = {}): Promise<string | undefined> {
     const query = this.db.selectFrom('audience_members').select('id').where('server_id', '=', serverId).where('external_user_id', '=', externalUserId);
-    const row = await (this.connections.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    const row = await (options.lock && this.connections.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
     return row?.id;
   }
 

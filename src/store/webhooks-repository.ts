@@ -3,9 +3,9 @@
  * The delivery queries (due, claim, settle) are the outbox's whole protocol: a message is delivered
  * by the node holding a live lease on it, and every write a delivery makes is fenced by that lease.
  */
-import type { Insertable, Updateable } from 'kysely';
+import type { ExpressionBuilder, Insertable, Updateable } from 'kysely';
 import { Repository } from './repository.js';
-import type { WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessagesTable, WebhookMessageStatus, WebhookSecretsTable } from './schema.js';
+import type { Database, WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessagesTable, WebhookMessageStatus, WebhookSecretsTable } from './schema.js';
 
 export type NewWebhookMessage = Insertable<WebhookMessagesTable>;
 /** What a delivery attempt changes on its message. */
@@ -62,6 +62,16 @@ export class WebhooksRepository extends Repository {
 
   // ---- The outbox ----
 
+  /**
+   * The server's endpoints an event is written for. On PostgreSQL their rows are held (FOR KEY SHARE)
+   * until the transaction ends: an endpoint removed at the same moment waits for it, rather than
+   * making the message's foreign key, and so the whole change (a form, a callback), fail.
+   */
+  subscribersOf(serverId: string) {
+    const query = this.db.selectFrom('webhook_endpoints').select(['id', 'events']).where('server_id', '=', serverId);
+    return (this.connections.engine === 'postgres' ? query.forKeyShare() : query).execute();
+  }
+
   async addMessages(messages: NewWebhookMessage[]): Promise<void> {
     if (messages.length > 0) await this.db.insertInto('webhook_messages').values(messages).execute();
   }
@@ -84,22 +94,27 @@ export class WebhooksRepository extends Repository {
 
   /**
    * Endpoints with a message due at `now` (not those in `busy`), those waiting longest first: the
-   * dispatcher claims from each in turn, so one endpoint's backlog cannot take every slot.
+   * dispatcher claims from each in turn, so one endpoint's backlog cannot take every slot. Walks the
+   * endpoints, with two seeks each on webhook_messages_endpoint_due: its cost follows the number of
+   * endpoints, not of messages waiting (a dead endpoint's backlog costs nothing here).
    */
   async dueEndpoints(now: string, busy: readonly string[], limit: number): Promise<string[]> {
+    const due = (eb: ExpressionBuilder<Database, 'webhook_endpoints'>) =>
+      eb
+        .selectFrom('webhook_messages as m')
+        .whereRef('m.endpoint_id', '=', 'webhook_endpoints.id')
+        .where('m.status', '=', 'pending')
+        .where('m.next_attempt_at', '<=', now);
     let query = this.db
-      .selectFrom('webhook_messages')
-      .select('endpoint_id')
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]));
-    if (busy.length > 0) query = query.where('endpoint_id', 'not in', busy);
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where((eb) => eb.exists(due(eb).select('m.id').where((w) => w.or([w('m.lease_until', 'is', null), w('m.lease_until', '<=', now)]))));
+    if (busy.length > 0) query = query.where('id', 'not in', busy);
     const rows = await query
-      .groupBy('endpoint_id')
-      .orderBy((eb) => eb.fn.min('next_attempt_at'))
+      .orderBy((eb) => due(eb).select((s) => s.fn.min('m.next_attempt_at').as('oldest')))
       .limit(limit)
       .execute();
-    return rows.map((r) => r.endpoint_id);
+    return rows.map((r) => r.id);
   }
 
   /**

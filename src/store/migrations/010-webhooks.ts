@@ -7,7 +7,7 @@ import type { Engine } from '../connections.js';
  * transaction of the change it reports, and every delivery attempt.
  *
  * A message is due when it is pending, its next attempt time has come and no node holds a live lease
- * on it; webhook_messages_due serves that question. Removing an endpoint removes its secrets,
+ * on it; webhook_messages_endpoint_due serves that question, endpoint by endpoint. Removing an endpoint removes its secrets,
  * messages and attempts with it.
  */
 export function webhooksMigration(engine: Engine) {
@@ -55,7 +55,8 @@ export function webhooksMigration(engine: Engine) {
         // When it was delivered or marked failed; null while pending.
         .addColumn('ended_at', 'text')
         .execute();
-      await db.schema.createIndex('webhook_messages_due').on('webhook_messages').columns(['status', 'next_attempt_at', 'endpoint_id']).execute();
+      // What is due at one endpoint (the dispatcher's claims and its walk of the endpoints).
+      await db.schema.createIndex('webhook_messages_endpoint_due').on('webhook_messages').columns(['endpoint_id', 'status', 'next_attempt_at']).execute();
       await db.schema.createIndex('webhook_messages_endpoint').on('webhook_messages').columns(['endpoint_id', 'created_at']).execute();
       await db.schema.createIndex('webhook_messages_ended').on('webhook_messages').column('ended_at').execute();
 
