@@ -227,4 +227,20 @@ describe.each(ENGINES)('webhook retries on %s', (engine) => {
     expect(await t.webhooks.drain()).toBe(0);
     expect(s.receiver.received).toHaveLength(1);
   });
+
+  it('retries, then fails after 24 hours, a message Keyward cannot sign, and never sends it unsigned', async () => {
+    const s = await endpoint({ status: 204 });
+    // A secret no master key opens (as after an old key was dropped too early): the message cannot be signed.
+    await t.ctx.store.db.updateTable('webhook_secrets').set({ secret: new Uint8Array(64) }).where('endpoint_id', '=', s.webhookId).execute();
+    const messageId = await firstAttempt();
+    const first = await deliveryOf(t.ctx, s.webhookId, messageId);
+    expect(first).toMatchObject({ status: 'pending', attempts: [{ statusCode: null, error: 'internal: Keyward could not send this message; see its log' }] });
+    expect(t.logs.some((line) => line.includes('webhook delivery failed on our side'))).toBe(true);
+    t.clock.advance(25 * 3600);
+    await t.webhooks.drain();
+    const last = await deliveryOf(t.ctx, s.webhookId, messageId);
+    expect(last.status).toBe('failed');
+    expect(last.attempts.length).toBeGreaterThan(1);
+    expect(s.receiver.received).toHaveLength(0);
+  });
 });
