@@ -6,7 +6,8 @@ import { createLogger } from './logger.js';
 import { openContext } from './runtime.js';
 import { standardSweeps } from './services/sweeps.js';
 import { createOutbound } from './outbound/outbound-http.js';
-import { WEBHOOK_TIMEOUT_MS, WebhookDispatcher } from './services/webhook-delivery.js';
+import { WebhookDispatcher } from './services/webhook-delivery.js';
+import { WEBHOOK_TIMEOUT_MS } from './services/webhook-retry-policy.js';
 import { scheduleSweeps } from './sweep-schedule.js';
 
 const LOG_FLUSH_INTERVAL_MS = 1000;

@@ -6,7 +6,7 @@
 import { html, type SafeHtml } from '../connect/html.js';
 import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../services/webhook-endpoints.js';
 import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhook-endpoints.js';
-import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-delivery.js';
+import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-retry-policy.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../services/webhook-events.js';
 import { timeOf } from './audit-pages.js';
 import { checkboxGroup, formError, selectField, textField, type FieldErrors } from './forms.js';

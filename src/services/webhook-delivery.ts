@@ -15,20 +15,10 @@ import { randomUUID } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
 import { newId } from '../ids.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
-import type { MessageSettlement } from '../store/webhooks-repository.js';
 import type { ServiceContext } from './context.js';
+import { answered, nextState, ours, retryAfterSeconds, unanswered, WEBHOOK_TIMEOUT_MS, type AttemptResult } from './webhook-retry-policy.js';
 import { webhookSecretAad, webhookSignature } from './webhook-signing.js';
 
-/** A 2xx within this long is delivered; longer is a timeout (retried). */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** The delay after each failure in a row: about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h. */
-export const RETRY_DELAYS_SECONDS = [5, 30, 120, 600, 1800, 3600, 7200] as const;
-/** Retries stop this long after the message was written (or resent); it is then `failed`. */
-export const RETRY_WINDOW_SECONDS = 24 * 3600;
-/** A Retry-After is honoured up to this. */
-export const MAX_RETRY_AFTER_SECONDS = 3600;
-/** Delays get up to this fraction more, at random, so that messages failed together do not retry together. */
-const JITTER = 0.1;
 /** Beyond the timeout, the time a sender may need to write the outcome back. */
 const LEASE_MARGIN_SECONDS = 5;
 
@@ -43,56 +33,8 @@ export interface DispatcherLimits {
 
 export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perEndpoint: 4, pollMs: 500 };
 
-/** The delay before the next attempt after `failures` failures in a row (1 = the first), with jitter. */
-export function retryDelaySeconds(failures: number, random = Math.random): number {
-  const base = RETRY_DELAYS_SECONDS[Math.min(failures, RETRY_DELAYS_SECONDS.length) - 1]!;
-  return base * (1 + JITTER * random());
-}
-
-/** Retry-After as seconds (a number, or an HTTP date), at most an hour; null where absent or unreadable. */
-export function retryAfterSeconds(header: string | null, now: Date): number | null {
-  if (header === null) return null;
-  const trimmed = header.trim();
-  let seconds: number;
-  if (/^\d+$/.test(trimmed)) seconds = Number(trimmed);
-  else {
-    const date = Date.parse(trimmed);
-    if (Number.isNaN(date)) return null;
-    seconds = Math.ceil((date - now.getTime()) / 1000);
-  }
-  return Math.min(Math.max(seconds, 1), MAX_RETRY_AFTER_SECONDS);
-}
-
-const RETRIED_STATUSES = new Set([408, 429]);
-
-/** What one attempt came to. */
-interface AttemptResult {
-  statusCode: number | null;
-  error: string | null;
-  retryAfter: number | null;
-  delivered: boolean;
-  retryable: boolean;
-}
-
-function answered(status: number, retryAfter: number | null): AttemptResult {
-  const delivered = status >= 200 && status < 300;
-  return { statusCode: status, error: null, retryAfter, delivered, retryable: !delivered && (RETRIED_STATUSES.has(status) || status >= 500) };
-}
-
-/** A call that produced no answer: timeouts and network errors are retried; a refused address or a redirect is not. */
-function unanswered(error: OutboundError): AttemptResult {
-  const retryable = error.kind === 'timeout' || error.kind === 'network';
-  return { statusCode: null, error: `${error.kind}: ${error.message}`, retryAfter: null, delivered: false, retryable };
-}
-
-/**
- * A failure on Keyward's side (a secret that no master key given opens, say): retried like an outage,
- * so the 24 hours still end in `failed`, instead of the message coming back forever. The text is fixed:
- * the cause goes to the log, never into the stored attempt.
- */
-function ours(): AttemptResult {
-  return { statusCode: null, error: 'internal: Keyward could not send this message; see its log', retryAfter: null, delivered: false, retryable: true };
-}
+/** Where the messages claimed together go, read once for all of them. */
+type Target = { url: string; secrets: string[] } | { url: string; unreadable: Error };
 
 type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
 
@@ -208,7 +150,10 @@ export class WebhookDispatcher {
       const room = Math.min(this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0), free);
       if (room <= 0) continue;
       const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
-      for (const message of claimed) this.#start(message);
+      if (claimed.length === 0) continue;
+      // Read once for the messages claimed together, which all go to this endpoint.
+      const target = this.#target(endpointId, now);
+      for (const message of claimed) this.#start(message, target);
       free -= claimed.length;
       started += claimed.length;
       if (free <= 0) break;
@@ -221,11 +166,27 @@ export class WebhookDispatcher {
     return this.#unresponsive.has(endpointId) ? 1 : this.#limits.perEndpoint;
   }
 
-  #start(message: Claimed): void {
+  /**
+   * The endpoint's URL and its live secrets, opened; null where it was removed meanwhile (its messages
+   * went with it). Secrets that cannot be read or opened are `unreadable`: the attempts fail on our side.
+   */
+  async #target(endpointId: string, now: string): Promise<Target | null> {
+    const { webhooks } = this.#ctx.store;
+    const endpoint = await webhooks.endpoint(endpointId);
+    if (!endpoint) return null;
+    try {
+      const secrets = (await webhooks.liveSecrets(endpointId, now)).map((s) => this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id)));
+      return { url: endpoint.url, secrets };
+    } catch (error) {
+      return { url: endpoint.url, unreadable: error as Error };
+    }
+  }
+
+  #start(message: Claimed, target: Promise<Target | null>): void {
     this.#total += 1;
     this.#started += 1;
     this.#inFlight.set(message.endpoint_id, (this.#inFlight.get(message.endpoint_id) ?? 0) + 1);
-    const attempt = this.#attempt(message)
+    const attempt = this.#attempt(message, target)
       .catch((error: Error) => this.#events.onError?.(error))
       .finally(() => {
         this.#total -= 1;
@@ -239,23 +200,20 @@ export class WebhookDispatcher {
     this.#attempts.add(attempt);
   }
 
-  async #attempt(message: Claimed): Promise<void> {
+  async #attempt(message: Claimed, target: Promise<Target | null>): Promise<void> {
     const { webhooks } = this.#ctx.store;
     const startedAt = this.#ctx.clock.now();
-    const endpoint = await webhooks.endpoint(message.endpoint_id);
-    // Removed meanwhile: its messages went with it.
+    const endpoint = await target;
     if (!endpoint) {
       this.#unresponsive.delete(message.endpoint_id);
       return;
     }
-    let secrets: string[];
-    try {
-      secrets = (await webhooks.liveSecrets(endpoint.id, iso(startedAt))).map((s) => this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id)));
-    } catch (error) {
-      this.#events.onError?.(error as Error);
+    if ('unreadable' in endpoint) {
+      this.#events.onError?.(endpoint.unreadable);
       await this.#settle(message, ours(), 0, startedAt);
       return;
     }
+    const { secrets } = endpoint;
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const began = performance.now();
     let result: AttemptResult;
@@ -284,8 +242,8 @@ export class WebhookDispatcher {
         result = ours();
       }
     }
-    if (result.error?.startsWith('timeout')) this.#unresponsive.add(endpoint.id);
-    else this.#unresponsive.delete(endpoint.id);
+    if (result.error?.startsWith('timeout')) this.#unresponsive.add(message.endpoint_id);
+    else this.#unresponsive.delete(message.endpoint_id);
     const durationMs = Math.round(performance.now() - began);
     await this.#settle(message, result, durationMs, startedAt);
   }
@@ -296,19 +254,7 @@ export class WebhookDispatcher {
    * message now and sends it again (at least once), even if this attempt was a 2xx.
    */
   async #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
-    const endedDate = this.#ctx.clock.now();
-    const ended = iso(endedDate);
-    let settlement: MessageSettlement;
-    if (result.delivered) {
-      settlement = { status: 'delivered', ended_at: ended };
-    } else {
-      const failures = message.failures + 1;
-      // Retry-After says "not before": it can push the next attempt later than the schedule, never
-      // sooner, or an endpoint answering `Retry-After: 0` would be called every second for a day.
-      const next = addSeconds(endedDate, Math.max(result.retryAfter ?? 0, retryDelaySeconds(failures)));
-      const giveUp = !result.retryable || next.getTime() > addSeconds(new Date(message.schedule_start), RETRY_WINDOW_SECONDS).getTime();
-      settlement = giveUp ? { status: 'failed', failures, ended_at: ended } : { status: 'pending', failures, next_attempt_at: iso(next) };
-    }
+    const settlement = nextState(message, result, this.#ctx.clock.now());
     const { webhooks } = this.#ctx.store;
     await this.#ctx.store.transaction(async () => {
       if (!(await webhooks.settle(message.id, this.#holder, settlement))) return;

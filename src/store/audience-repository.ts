@@ -90,12 +90,11 @@ export class AudienceRepository extends Repository {
    * The member's id. With `lock`, its row is locked until the transaction ends on PostgreSQL (FOR
    * UPDATE): a revoke holds it while it reads and erases the member's credentials, so a form or
    * callback storing a credential for the same member (which locks the row through ensureMember's
-   * upsert) runs wholly before or wholly after it. SQLite has one writer: a transaction there is
-   * already alone.
+   * upsert) runs wholly before or wholly after it.
    */
   async memberId(serverId: string, externalUserId: string, options: { lock?: boolean } = {}): Promise<string | undefined> {
     const query = this.db.selectFrom('audience_members').select('id').where('server_id', '=', serverId).where('external_user_id', '=', externalUserId);
-    const row = await (options.lock && this.connections.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    const row = await (options.lock ? this.lockedOnPostgres(query, (q) => q.forUpdate()) : query).executeTakeFirst();
     return row?.id;
   }
 

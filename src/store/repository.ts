@@ -7,4 +7,12 @@ export abstract class Repository {
   protected get db(): Db {
     return this.connections.current;
   }
+
+  /**
+   * `query` with a row lock on PostgreSQL (FOR UPDATE, FOR KEY SHARE, SKIP LOCKED…). SQLite takes no
+   * row locks, and needs none: it has one writer, so a write transaction there is already alone.
+   */
+  protected lockedOnPostgres<Q>(query: Q, lock: (query: Q) => Q): Q {
+    return this.connections.engine === 'postgres' ? lock(query) : query;
+  }
 }

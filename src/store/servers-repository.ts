@@ -10,12 +10,11 @@ export class ServersRepository extends Repository {
 
   /**
    * The server, its row locked until the transaction ends on PostgreSQL (FOR UPDATE), so that checks
-   * of a per-server limit made by two transactions at once run one after the other. SQLite has one
-   * writer: a transaction there is already alone.
+   * of a per-server limit made by two transactions at once run one after the other.
    */
   lockForUpdate(serverId: string) {
     const query = this.db.selectFrom('servers').selectAll().where('id', '=', serverId);
-    return (this.connections.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    return this.lockedOnPostgres(query, (q) => q.forUpdate()).executeTakeFirst();
   }
 
   /** The server if it belongs to the account: another account's server is as absent as an unknown id. */

@@ -72,7 +72,7 @@ export class WebhooksRepository extends Repository {
    */
   subscribersOf(serverId: string) {
     const query = this.db.selectFrom('webhook_endpoints').select(['id', 'events']).where('server_id', '=', serverId);
-    return (this.connections.engine === 'postgres' ? query.forKeyShare() : query).execute();
+    return this.lockedOnPostgres(query, (q) => q.forKeyShare()).execute();
   }
 
   async addMessages(messages: NewWebhookMessage[]): Promise<void> {
@@ -127,20 +127,18 @@ export class WebhooksRepository extends Repository {
    * Leases at most `limit` of the endpoint's due messages to `holder` until `until`. On PostgreSQL the
    * rows are picked FOR UPDATE SKIP LOCKED, so nodes claiming at the same moment take different
    * messages instead of waiting on each other; the lease condition is checked again by the UPDATE.
-   * (On SQLite there is one writer.)
    */
   claim(endpointId: string, limit: number, lease: { holder: string; until: string; now: string }) {
-    const due = (table: 'webhook_messages') =>
-      this.db
-        .selectFrom(table)
-        .select('id')
-        .where('endpoint_id', '=', endpointId)
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', lease.now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', lease.now)]))
-        .orderBy('next_attempt_at')
-        .limit(limit);
-    const picked = this.connections.engine === 'postgres' ? due('webhook_messages').forUpdate().skipLocked() : due('webhook_messages');
+    const due = this.db
+      .selectFrom('webhook_messages')
+      .select('id')
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', lease.now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', lease.now)]))
+      .orderBy('next_attempt_at')
+      .limit(limit);
+    const picked = this.lockedOnPostgres(due, (q) => q.forUpdate().skipLocked());
     return this.db
       .updateTable('webhook_messages')
       .set({ lease_holder: lease.holder, lease_until: lease.until })
