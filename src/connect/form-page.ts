@@ -1,7 +1,7 @@
 /** The hosted static-credential form and its outcome pages. */
 import type { StaticProvider } from '../providers/types.js';
 import { own } from '../web/form-fields.js';
-import { html, page } from './html.js';
+import { html, page } from '../web/html.js';
 
 export interface FormState {
   provider: StaticProvider;

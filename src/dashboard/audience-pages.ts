@@ -4,7 +4,7 @@
  * confirmation page whose form POSTs. A personal-mode server has no audience and says so.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { Problem } from '../errors.js';
 import { findMemberCredential, listMembers, revokeMember, type CredentialSummary, type MemberPage } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';

@@ -3,7 +3,7 @@
  * through the member's account id, so another account's events, keys, members and servers never
  * appear. Event details hold labels, hints, slugs and ids, never a secret; they are rendered as text.
  */
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import type { ServiceContext } from '../services/context.js';
 import { dashboardPage, errorPage, sendPage } from './layout.js';
 import { pageContext, type PageRoutes } from './plugin.js';

@@ -6,7 +6,7 @@
  * member's account: another account's key answers the same 404 as an unknown one.
  */
 import type { FastifyReply } from 'fastify';
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { Problem } from '../errors.js';
 import { createAccountKey, ENVIRONMENTS, listAccountKeys, revokeAccountKey, type AccountKeyView } from '../services/account-keys.js';
 import type { ServiceContext } from '../services/context.js';

@@ -7,7 +7,7 @@
  * POSTs are both in flight before any redirect; and the nonce needs no secret kept on the server.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import type { ServiceContext } from '../services/context.js';
 import { claimFormNonce, FORM_NONCE, newFormNonce, releaseFormNonce } from '../services/dashboard-forms.js';
 import { formText } from '../web/form-fields.js';

@@ -2,7 +2,7 @@
  * Form controls for the dashboard: every control has a visible label tied to it, and an error is shown
  * beside its field (aria-invalid + aria-describedby), so forms work by keyboard and screen reader.
  */
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 
 export type FieldErrors = Record<string, string>;
 

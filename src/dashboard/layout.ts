@@ -4,7 +4,7 @@
  * template; the only script is /assets/dashboard.js (the "Copy" buttons), so the CSP allows no inline code.
  */
 import type { FastifyReply } from 'fastify';
-import { html, htmlDocument, type SafeHtml } from '../connect/html.js';
+import { html, htmlDocument, type SafeHtml } from '../web/html.js';
 import type { MemberSession } from '../services/sessions.js';
 import { own } from '../web/form-fields.js';
 

@@ -4,7 +4,7 @@
  * the forms (clientId / oauthClientId …) because a field's id is derived from its name, and ids must be
  * unique on the page for the labels to point at the right control.
  */
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { OAUTH_PROVIDERS, STATIC_PROVIDERS } from '../providers/catalog.js';
 import type { EnabledProviderView } from '../services/providers.js';
 import { formError, selectField, textArea, textField, type FieldErrors } from './forms.js';

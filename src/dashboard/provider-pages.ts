@@ -4,7 +4,7 @@
  * comes back with status 422, its errors beside the fields and its values kept, secrets excepted.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { html } from '../connect/html.js';
+import { html } from '../web/html.js';
 import { SLUG_PATTERN } from '../providers/types.js';
 import type { ServiceContext } from '../services/context.js';
 import {

@@ -2,7 +2,7 @@
  * A server page belongs to one account: every server route looks the server up through the signed-in
  * member's account, so another account's server id answers the same 404 as an id that does not exist.
  */
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 

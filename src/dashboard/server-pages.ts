@@ -6,7 +6,7 @@
  * or key.
  */
 import type { FastifyInstance } from 'fastify';
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import type { ServiceContext } from '../services/context.js';
 import { ServiceError } from '../services/service-error.js';
 import { formText } from '../web/form-fields.js';

@@ -6,7 +6,7 @@
  * or message answers the same 404 as an unknown one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { ServiceError } from '../services/service-error.js';

@@ -3,7 +3,7 @@
  * form, one endpoint with its deliveries, and the two confirmation pages. Every value is rendered by
  * the escaping `html` template; no secret reaches a page except the one just made, once.
  */
-import { html, type SafeHtml } from '../connect/html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../services/webhook-endpoints.js';
 import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhook-endpoints.js';
 import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-retry-policy.js';
