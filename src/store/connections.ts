@@ -42,6 +42,11 @@ export class Connections {
     return this.#open.getStore() !== undefined;
   }
 
+  /** Transactions begun on this node and not yet ended (on SQLite, those queued for the one connection too). */
+  get transactionsUnderWay(): number {
+    return this.#underWay;
+  }
+
   /**
    * Runs fn in one transaction; every repository call inside it, however deeply nested, runs on it.
    * Called inside a transaction already open, fn joins it (one commit, one rollback).

@@ -2,7 +2,7 @@
  * Opens the database named by KEYWARD_DATABASE_URL: an embedded SQLite file (the default) or a
  * PostgreSQL server. Both are driven through the same typed Kysely instance (see connections.ts).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
@@ -54,10 +54,22 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
   };
 }
 
+/** How busy the connections are, read when metrics are scraped (metrics/database-metrics.ts). */
+export interface ConnectionFigures {
+  /** Transactions begun on this node and not yet ended. */
+  transactionsUnderWay: number;
+  /** PostgreSQL's pool: connections open, idle, queries waiting for one, and the most it opens. */
+  pool?: { total: number; idle: number; waiting: number; max: number };
+  /** SQLite's write-ahead log in bytes: one that keeps growing means checkpoints cannot finish. */
+  walBytes?: number;
+}
+
 interface Opened {
   db: Kysely<Database>;
   /** Where the per-request reads run (see Connections.reader). */
   readRunner: QueryRunner;
+  /** The engine's own figures (ConnectionFigures without the transactions, which Connections counts). */
+  figures(): Omit<ConnectionFigures, 'transactionsUnderWay'>;
   close(): Promise<void>;
 }
 
@@ -106,6 +118,7 @@ function openSqlite(path: string): Opened {
   return {
     db,
     readRunner,
+    figures: () => ({ walBytes: walBytes(path) }),
     close: async () => {
       reader.close();
       await db.destroy();
@@ -113,17 +126,30 @@ function openSqlite(path: string): Opened {
   };
 }
 
+/** The -wal file's size; none (checkpointed away, or not made yet) is 0. */
+function walBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+const POOL_MAX = 10;
+
 function openPostgres(connectionString: string): Opened {
-  const pool = new pg.Pool({ connectionString, max: 10 });
+  const pool = new pg.Pool({ connectionString, max: POOL_MAX });
   // An idle client that loses its connection must not take the process down.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const readRunner: QueryRunner = async (sqlText, parameters) => (await db.executeQuery(CompiledQuery.raw(sqlText, [...parameters]))).rows;
-  return { db, readRunner, close: () => db.destroy() };
+  const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_MAX } });
+  return { db, readRunner, figures, close: () => db.destroy() };
 }
 
 /** Opens the database; `close` ends every connection. */
-export function openConnections(location: DatabaseLocation): { connections: Connections; close(): Promise<void> } {
-  const { db, readRunner, close } = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
-  return { connections: new Connections(location.engine, db, readRunner), close };
+export function openConnections(location: DatabaseLocation): { connections: Connections; figures(): ConnectionFigures; close(): Promise<void> } {
+  const { db, readRunner, figures, close } = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
+  const connections = new Connections(location.engine, db, readRunner);
+  return { connections, figures: () => ({ ...figures(), transactionsUnderWay: connections.transactionsUnderWay }), close };
 }

@@ -14,7 +14,7 @@ import { JobsRepository } from './jobs-repository.js';
 import { KeysRepository } from './keys-repository.js';
 import { MaintenanceRepository } from './maintenance-repository.js';
 import { MasterKeysRepository } from './master-keys-repository.js';
-import { openConnections, type DatabaseLocation } from './open.js';
+import { openConnections, type ConnectionFigures, type DatabaseLocation } from './open.js';
 import { ProvidersRepository } from './providers-repository.js';
 import { RateLimitsRepository } from './rate-limits-repository.js';
 import type { Database } from './schema.js';
@@ -23,7 +23,7 @@ import { SessionsRepository } from './sessions-repository.js';
 import { WebhooksRepository } from './webhooks-repository.js';
 
 export type { Engine } from './connections.js';
-export { parseDatabaseUrl, type DatabaseLocation } from './open.js';
+export { parseDatabaseUrl, type ConnectionFigures, type DatabaseLocation } from './open.js';
 
 export interface Store {
   engine: Engine;
@@ -50,11 +50,13 @@ export interface Store {
   jobs: JobsRepository;
   /** The query builder on the root connection, for migrations, tests and benchmarks: never used by src/ outside store/. */
   db: Kysely<Database>;
+  /** How busy the connections are now (for metrics; cheap: no query). */
+  connectionFigures(): ConnectionFigures;
   close(): Promise<void>;
 }
 
 export function openStore(location: DatabaseLocation): Store {
-  const { connections, close } = openConnections(location);
+  const { connections, figures, close } = openConnections(location);
   return {
     engine: connections.engine,
     transaction: (fn) => connections.transaction(fn),
@@ -73,6 +75,7 @@ export function openStore(location: DatabaseLocation): Store {
     webhooks: new WebhooksRepository(connections),
     jobs: new JobsRepository(connections),
     db: connections.root,
+    connectionFigures: figures,
     close,
   };
 }
