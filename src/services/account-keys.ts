@@ -4,7 +4,7 @@ import { generateKey, keyDigest, keyHint } from '../keys/format.js';
 import type { AccountKeyRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
-import { ServiceError } from './service-error.js';
+import { DomainError, invalid } from './domain-error.js';
 import { requireWellFormed } from './well-formed.js';
 
 export const MAX_ACTIVE_ACCOUNT_KEYS = 50;
@@ -47,18 +47,18 @@ export async function createAccountKey(
   input: { accountId: string; label: string; environment?: string; expiresAt?: string | null; actor: Actor },
 ): Promise<{ keyId: string; key: string }> {
   const label = input.label.trim();
-  requireWellFormed({ label });
-  if (!label || [...label].length > 100) throw new ServiceError('invalid', 'the label must be 1 to 100 characters');
+  requireWellFormed({ label: ['label', label] });
+  if (!label || [...label].length > 100) throw invalid('label', 'the label must be 1 to 100 characters');
   const environment = (input.environment ?? 'production') as Environment;
   if (!ENVIRONMENTS.includes(environment)) {
-    throw new ServiceError('invalid', `the environment must be one of ${ENVIRONMENTS.join(', ')}`);
+    throw invalid('environment', `the environment must be one of ${ENVIRONMENTS.join(', ')}`);
   }
   const nowDate = ctx.clock.now();
   let expiresAt: string | null = null;
   if (input.expiresAt) {
     const parsed = new Date(input.expiresAt);
-    if (Number.isNaN(parsed.getTime())) throw new ServiceError('invalid', 'the expiry must be an RFC 3339 time');
-    if (parsed <= nowDate) throw new ServiceError('invalid', 'the expiry must be in the future');
+    if (Number.isNaN(parsed.getTime())) throw invalid('expiresAt', 'the expiry must be an RFC 3339 time');
+    if (parsed <= nowDate) throw invalid('expiresAt', 'the expiry must be in the future');
     expiresAt = iso(parsed);
   }
   const now = iso(nowDate);
@@ -66,9 +66,9 @@ export async function createAccountKey(
   const keyId = newId('key');
   await ctx.store.transaction(async () => {
     // The account row locked first, so two creations at once cannot both pass the count.
-    if (!(await ctx.store.accounts.lock(input.accountId, now))) throw new ServiceError('not_found', `no account ${input.accountId}`);
+    if (!(await ctx.store.accounts.lock(input.accountId, now))) throw new DomainError('account_not_found', { detail: `no account ${input.accountId}` });
     if ((await ctx.store.keys.countUnrevokedAccountKeys(input.accountId)) >= MAX_ACTIVE_ACCOUNT_KEYS) {
-      throw new ServiceError('limit', `an account may have at most ${MAX_ACTIVE_ACCOUNT_KEYS} unrevoked keys; revoke one first`);
+      throw new DomainError('key_limit_reached', { detail: `an account may have at most ${MAX_ACTIVE_ACCOUNT_KEYS} unrevoked keys; revoke one first` });
     }
     await ctx.store.keys.addAccountKey({
       id: keyId,
@@ -103,7 +103,7 @@ export async function revokeAccountKey(ctx: ServiceContext, keyId: string, actor
   const now = iso(ctx.clock.now());
   return ctx.store.transaction(async () => {
     const row = await ctx.store.keys.accountKey(keyId);
-    if (!row) throw new ServiceError('not_found', `no account key ${keyId}`);
+    if (!row) throw new DomainError('account_key_not_found', { detail: `no account key ${keyId}` });
     if (row.revoked_at) return { keyId, revokedAt: row.revoked_at };
     if (!(await ctx.store.keys.revokeAccountKey(keyId, now, actor))) {
       // Another revocation committed between the read and the UPDATE (PostgreSQL reads before the row
@@ -124,6 +124,6 @@ export async function revokeAccountKey(ctx: ServiceContext, keyId: string, actor
 }
 
 export async function listAccountKeys(ctx: ServiceContext, accountId: string): Promise<AccountKeyView[]> {
-  if (!(await ctx.store.accounts.exists(accountId))) throw new ServiceError('not_found', `no account ${accountId}`);
+  if (!(await ctx.store.accounts.exists(accountId))) throw new DomainError('account_not_found', { detail: `no account ${accountId}` });
   return (await ctx.store.keys.accountKeysOf(accountId)).map(accountKeyView);
 }

@@ -2,7 +2,7 @@ import { iso } from '../clock.js';
 import { newId } from '../ids.js';
 import type { ServiceContext } from './context.js';
 import { hashPassword } from './passwords.js';
-import { ServiceError } from './service-error.js';
+import { DomainError, invalid } from './domain-error.js';
 import { requireWellFormed } from './well-formed.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -15,11 +15,11 @@ export async function createAccount(
 ): Promise<{ accountId: string; userId: string }> {
   const name = input.name.trim();
   const email = input.email.trim().toLowerCase();
-  requireWellFormed({ 'account name': name, 'email address': email });
-  if (!name || name.length > 200) throw new ServiceError('invalid', 'the account name must be 1 to 200 characters');
-  if (!EMAIL.test(email) || email.length > 320) throw new ServiceError('invalid', 'the email address is not valid');
+  requireWellFormed({ name: ['account name', name], email: ['email address', email] });
+  if (!name || name.length > 200) throw invalid('name', 'the account name must be 1 to 200 characters');
+  if (!EMAIL.test(email) || email.length > 320) throw invalid('email', 'the email address is not valid');
   if (input.password !== undefined && (input.password.length < 8 || input.password.length > 1024)) {
-    throw new ServiceError('invalid', 'the password must be 8 to 1024 characters');
+    throw invalid('password', 'the password must be 8 to 1024 characters');
   }
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
   const now = iso(ctx.clock.now());
@@ -27,7 +27,7 @@ export async function createAccount(
   const userId = newId('usr');
   await ctx.store.transaction(async () => {
     await options.before?.();
-    if (await ctx.store.accounts.memberByEmail(email)) throw new ServiceError('conflict', 'a member with that email already exists');
+    if (await ctx.store.accounts.memberByEmail(email)) throw new DomainError('email_taken', { field: 'email', detail: 'a member with that email already exists' });
     await ctx.store.accounts.create({ id: accountId, name, created_at: now, updated_at: now });
     await ctx.store.accounts.addMember({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now });
   });

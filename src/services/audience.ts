@@ -1,10 +1,10 @@
 /** The audience of a business-mode server: list (keyset pages), read one member with secrets, revoke. */
 import { iso } from '../clock.js';
 import { sameText } from '../digest.js';
-import { Problem } from '../errors.js';
 import type { CredentialSummaryRow } from '../store/audience-repository.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
+import { DomainError } from './domain-error.js';
 import { openCredentialSecret } from './credentials.js';
 import { revokeAtProvider, type ProviderRevocation } from './provider-revocation.js';
 import { oauthClientSettings } from './providers.js';
@@ -59,7 +59,10 @@ export function encodeCursor(ctx: ServiceContext, createdAt: string, externalUse
 }
 
 function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
-  const invalid = new Problem('invalid_cursor', 'The cursor is not one this API returned. Pass the nextCursor of the previous page, unchanged.');
+  const invalid = new DomainError('invalid_cursor', {
+    field: 'cursor',
+    detail: 'The cursor is not one this API returned. Pass the nextCursor of the previous page, unchanged.',
+  });
   const [payload, mac, extra] = cursor.split('.');
   if (!payload || !mac || extra !== undefined || !sameText(cursorMac(ctx, payload), mac)) throw invalid;
   try {
@@ -112,8 +115,10 @@ export async function listMembers(ctx: ServiceContext, serverId: string, query: 
 }
 
 /** The id is not repeated: whatever a caller pastes into a path (a key, by mistake) must not come back in an error. */
-function notFound(): Problem {
-  return new Problem('end_user_not_found', 'This server has no end user with that externalUserId. Ids are matched exactly: case, spaces and Unicode normalisation count.');
+function notFound(): DomainError {
+  return new DomainError('end_user_not_found', {
+    detail: 'This server has no end user with that externalUserId. Ids are matched exactly: case, spaces and Unicode normalisation count.',
+  });
 }
 
 function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): CredentialWithSecrets {
@@ -189,7 +194,10 @@ export async function revokeMember(
     if (memberId === undefined) throw notFound();
     const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
     if (input.provider && rows.length === 0) {
-      throw new Problem('credential_not_found', `End user ${JSON.stringify(input.externalUserId)} has no credential of provider "${input.provider}".`);
+      throw new DomainError('credential_not_found', {
+        field: 'provider',
+        detail: `End user ${JSON.stringify(input.externalUserId)} has no credential of provider "${input.provider}".`,
+      });
     }
     await ctx.store.audience.deleteCredentials(rows.map((r) => r.id));
     if (!input.provider) await ctx.store.audience.removeMember(memberId);

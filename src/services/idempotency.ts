@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
-import { Problem } from '../errors.js';
+import { DomainError } from './domain-error.js';
 import { isUniqueViolation } from '../store/errors.js';
 import type { ServiceContext } from './context.js';
 
@@ -39,7 +39,9 @@ async function findLive(ctx: ServiceContext, serverId: string, key: string, hash
   const row = await ctx.store.flows.liveIdempotencyRecord(serverId, key, iso(ctx.clock.now()));
   if (!row) return null;
   if (row.request_hash !== hash) {
-    throw new Problem('idempotency_key_reused', 'This Idempotency-Key was already used with another request in the last 24 hours. Use a new key for a new request.');
+    throw new DomainError('idempotency_key_reused', {
+      detail: 'This Idempotency-Key was already used with another request in the last 24 hours. Use a new key for a new request.',
+    });
   }
   return { statusCode: row.status_code, body: ctx.vault.openJson(row.response, aad(serverId, key)), replayed: true };
 }

@@ -10,7 +10,7 @@
 import { SEALED_COLUMNS, type SealedColumn, type SealedRow } from '../store/sealed-columns.js';
 import type { ServiceContext } from './context.js';
 import { sealedValueAad } from './sealed-columns.js';
-import { ServiceError } from './service-error.js';
+import { invalid } from './domain-error.js';
 
 export const DEFAULT_ROTATION_BATCH = 500;
 
@@ -46,15 +46,15 @@ async function resealBatch(ctx: ServiceContext, column: SealedColumn, rows: Seal
   });
 }
 
-function wholeNumber(value: number | undefined, name: string, fallback: number | undefined): number | undefined {
+function wholeNumber(value: number | undefined, field: 'batchSize' | 'maxBatches', option: string, fallback: number | undefined): number | undefined {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new ServiceError('invalid', `${name} must be a whole number of at least 1`);
+  if (!Number.isInteger(value) || value < 1) throw invalid(field, `${option} must be a whole number of at least 1`);
   return value;
 }
 
 export async function rotateMasterKey(ctx: ServiceContext, options: RotationOptions = {}): Promise<RotationResult> {
-  const batchSize = wholeNumber(options.batchSize, '--batch-size', DEFAULT_ROTATION_BATCH)!;
-  const maxBatches = wholeNumber(options.maxBatches, '--max-batches', undefined);
+  const batchSize = wholeNumber(options.batchSize, 'batchSize', '--batch-size', DEFAULT_ROTATION_BATCH)!;
+  const maxBatches = wholeNumber(options.maxBatches, 'maxBatches', '--max-batches', undefined);
   const prefix = ctx.vault.currentPrefix;
   let resealed = 0;
   let batches = 0;

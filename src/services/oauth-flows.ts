@@ -4,10 +4,10 @@
  * stores the tokens. A flow moves pending → exchanging → completed | failed, or pending → cancelled.
  */
 import { addSeconds, iso } from '../clock.js';
-import { Problem } from '../errors.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import type { ServiceContext } from './context.js';
+import { DomainError } from './domain-error.js';
 import { openCredentialSecret, storeCredential } from './credentials.js';
 import { authorizationUrl, callbackParameters, exchangeCode, newAuthorizationSecrets, ProviderCallError, type TokenSet } from './oauth-client.js';
 import { oauthClientSettings } from './providers.js';
@@ -41,7 +41,9 @@ export async function startFlow(
   const found = await requireEnabledProvider(ctx, input.serverId, input.slug, 'oauth2');
   await requireAllowedRedirect(ctx, input.serverId, input.redirectUri);
   if (found.provider.kind !== 'oauth2' || !found.clientId) {
-    throw new Problem('provider_not_enabled', `${found.provider.name} has no OAuth client on this server. Set its client id and secret (Servers → Providers).`);
+    throw new DomainError('provider_not_enabled', {
+      detail: `${found.provider.name} has no OAuth client on this server. Set its client id and secret (Servers → Providers).`,
+    });
   }
   const scopes = input.scopes ?? found.scopes ?? found.provider.defaultScopes;
   const { state, verifier, challenge } = await newAuthorizationSecrets();

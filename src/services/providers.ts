@@ -9,11 +9,17 @@ import { browserUrlRefusal, describeRefusal, outboundUrlRefusal } from '../outbo
 import type { OAuthClientSettings } from './oauth-client.js';
 import type { Actor, ServiceContext } from './context.js';
 import { getServer } from './servers.js';
-import { ServiceError } from './service-error.js';
+import { DomainError, invalid } from './domain-error.js';
 import { requireWellFormed } from './well-formed.js';
 
 const SLUG = new RegExp(SLUG_PATTERN);
 const FIELD_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
+const SLUG_RULE = 'the slug must be 1 to 63 lower-case letters, digits and -, starting with a letter or digit';
+
+/** A provider's parts, each under the field name its callers give it, for requireWellFormed. */
+function providerInputs(provider: Provider): Record<string, [string, unknown]> {
+  return Object.fromEntries(Object.entries(provider).map(([name, value]) => [name === 'defaultScopes' ? 'scopes' : name, [`provider.${name}`, value]]));
+}
 
 export interface ServerProvider {
   provider: Provider;
@@ -61,7 +67,7 @@ export async function oauthClientSettings(ctx: ServiceContext, serverId: string,
 function checkScopes(scopes: string[] | undefined): string[] | undefined {
   if (scopes === undefined) return undefined;
   for (const scope of scopes) {
-    if (!/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/.test(scope)) throw new ServiceError('invalid', `"${scope}" is not a valid OAuth scope`);
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/.test(scope)) throw invalid('scopes', `"${scope}" is not a valid OAuth scope`);
   }
   return scopes;
 }
@@ -84,14 +90,19 @@ export async function enableProvider(
   input: { serverId: string; slug: string; clientId?: string; clientSecret?: string; scopes?: string[]; actor: Actor },
 ): Promise<{ serverId: string; provider: string }> {
   const server = await getServer(ctx, input.serverId);
-  requireWellFormed({ 'client id': input.clientId, 'client secret': input.clientSecret });
+  requireWellFormed({ clientId: ['client id', input.clientId], clientSecret: ['client secret', input.clientSecret] });
   const found = await findServerProvider(ctx, input.serverId, input.slug);
-  if (!found) throw new ServiceError('not_found', `no provider "${input.slug}" in the catalog or among this server's custom providers`);
+  if (!found) {
+    throw new DomainError('provider_not_found', { field: 'provider', detail: `no provider "${input.slug}" in the catalog or among this server's custom providers` });
+  }
   if (found.provider.kind === 'oauth2' && (!input.clientId || !input.clientSecret)) {
-    throw new ServiceError('invalid', `${found.provider.name} is an OAuth provider: give the OAuth client id and secret of your app`);
+    const field = input.clientId ? 'clientSecret' : 'clientId';
+    throw invalid(field, `${found.provider.name} is an OAuth provider: give the OAuth client id and secret of your app`);
   }
   if (found.provider.kind === 'static' && (input.clientId || input.clientSecret || input.scopes)) {
-    throw new ServiceError('invalid', `${found.provider.name} takes static credentials: it has no OAuth client or scopes`);
+    // The first OAuth input given is the one to take away.
+    const field = input.clientId ? 'clientId' : input.clientSecret ? 'clientSecret' : 'scopes';
+    throw invalid(field, `${found.provider.name} takes static credentials: it has no OAuth client or scopes`);
   }
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
@@ -110,16 +121,16 @@ export async function enableProvider(
 }
 
 /** A URL Keyward will call with the client secret, codes and tokens: the outbound policy (CONTRACT 3). */
-function checkUrl(ctx: ServiceContext, url: string, what: string): string {
+function checkUrl(ctx: ServiceContext, url: string, field: 'tokenUrl' | 'revocationUrl', what: string): string {
   const refusal = outboundUrlRefusal(url, ctx.outbound.allowPrivateUrls);
-  if (refusal) throw new ServiceError('invalid', describeRefusal(what, refusal));
+  if (refusal) throw invalid(field, describeRefusal(what, refusal));
   return url;
 }
 
 /** The authorization URL is opened by the end user's browser, never by Keyward: https is all it needs. */
 function checkAuthorizationUrl(ctx: ServiceContext, url: string): string {
   const refusal = browserUrlRefusal(url, ctx.outbound.allowPrivateUrls);
-  if (refusal) throw new ServiceError('invalid', describeRefusal('authorization URL', refusal));
+  if (refusal) throw invalid('authorizationUrl', describeRefusal('authorization URL', refusal));
   return url;
 }
 
@@ -130,14 +141,16 @@ async function addCustomProvider(
   secrets: { clientId?: string; clientSecret?: string },
   actor: Actor,
 ) {
-  if (!SLUG.test(provider.slug)) throw new ServiceError('invalid', `the slug must match ${SLUG_PATTERN}`);
-  requireWellFormed({ provider, 'client id': secrets.clientId, 'client secret': secrets.clientSecret });
-  if (ctx.catalog(provider.slug)) throw new ServiceError('conflict', `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug`);
+  if (!SLUG.test(provider.slug)) throw invalid('slug', SLUG_RULE);
+  requireWellFormed({ ...providerInputs(provider), clientId: ['client id', secrets.clientId], clientSecret: ['client secret', secrets.clientSecret] });
+  if (ctx.catalog(provider.slug)) {
+    throw new DomainError('provider_slug_taken', { field: 'slug', detail: `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug` });
+  }
   const server = await getServer(ctx, serverId);
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
     const taken = await ctx.store.providers.customDefinition(serverId, provider.slug);
-    if (taken !== undefined) throw new ServiceError('conflict', `this server already has a provider "${provider.slug}"`);
+    if (taken !== undefined) throw new DomainError('provider_slug_taken', { field: 'slug', detail: `this server already has a provider "${provider.slug}"` });
     await ctx.store.providers.addCustom({ server_id: serverId, slug: provider.slug, kind: provider.kind, definition: JSON.stringify(provider), created_at: now });
     await saveEnabled(ctx, { serverId, slug: provider.slug, ...secrets, now });
     await recordAudit(ctx, {
@@ -171,16 +184,16 @@ export async function addCustomOAuthProvider(
 ) {
   const tokenAuth = (input.tokenAuth ?? 'client_secret_basic') as TokenEndpointAuth;
   if (tokenAuth !== 'client_secret_basic' && tokenAuth !== 'client_secret_post') {
-    throw new ServiceError('invalid', 'the token endpoint authentication must be client_secret_basic or client_secret_post');
+    throw invalid('tokenAuth', 'the token endpoint authentication must be client_secret_basic or client_secret_post');
   }
-  if (!input.clientId || !input.clientSecret) throw new ServiceError('invalid', 'a custom OAuth provider needs a client id and secret');
+  if (!input.clientId || !input.clientSecret) throw invalid(input.clientId ? 'clientSecret' : 'clientId', 'a custom OAuth provider needs a client id and secret');
   const provider: OAuthProvider = {
     kind: 'oauth2',
     slug: input.slug,
     name: input.name || input.slug,
     authorizationUrl: checkAuthorizationUrl(ctx, input.authorizationUrl),
-    tokenUrl: checkUrl(ctx, input.tokenUrl, 'token URL'),
-    ...(input.revocationUrl ? { revocationUrl: checkUrl(ctx, input.revocationUrl, 'revocation URL') } : {}),
+    tokenUrl: checkUrl(ctx, input.tokenUrl, 'tokenUrl', 'token URL'),
+    ...(input.revocationUrl ? { revocationUrl: checkUrl(ctx, input.revocationUrl, 'revocationUrl', 'revocation URL') } : {}),
     defaultScopes: checkScopes(input.scopes) ?? [],
     scopeSeparator: ' ',
     tokenEndpointAuth: tokenAuth,
@@ -191,10 +204,10 @@ export async function addCustomOAuthProvider(
 /** Parses `name:Label[:secret][:optional]`, the CLI's way of describing one field. */
 export function parseFieldSpec(spec: string): StaticField {
   const [name = '', label = '', ...flags] = spec.split(':');
-  if (!FIELD_NAME.test(name)) throw new ServiceError('invalid', `field "${spec}": the name must be letters, digits and _ (starting with a letter)`);
-  if (!label.trim() || label.length > 100) throw new ServiceError('invalid', `field "${spec}": the label must be 1 to 100 characters`);
+  if (!FIELD_NAME.test(name)) throw invalid('fields', `field "${spec}": the name must be letters, digits and _ (starting with a letter)`);
+  if (!label.trim() || label.length > 100) throw invalid('fields', `field "${spec}": the label must be 1 to 100 characters`);
   for (const flag of flags) {
-    if (flag !== 'secret' && flag !== 'optional') throw new ServiceError('invalid', `field "${spec}": "${flag}" is neither secret nor optional`);
+    if (flag !== 'secret' && flag !== 'optional') throw invalid('fields', `field "${spec}": "${flag}" is neither secret nor optional`);
   }
   return { name, label: label.trim(), secret: flags.includes('secret'), required: !flags.includes('optional') };
 }
@@ -203,9 +216,9 @@ export async function addCustomStaticProvider(
   ctx: ServiceContext,
   input: { serverId: string; slug: string; name?: string; fields: StaticField[]; actor: Actor },
 ) {
-  if (input.fields.length === 0 || input.fields.length > 20) throw new ServiceError('invalid', 'a static provider needs 1 to 20 fields');
+  if (input.fields.length === 0 || input.fields.length > 20) throw invalid('fields', 'a static provider needs 1 to 20 fields');
   const names = new Set(input.fields.map((f) => f.name));
-  if (names.size !== input.fields.length) throw new ServiceError('invalid', 'field names must be unique');
+  if (names.size !== input.fields.length) throw invalid('fields', 'field names must be unique');
   const provider: StaticProvider = { kind: 'static', slug: input.slug, name: input.name || input.slug, fields: input.fields };
   return addCustomProvider(ctx, input.serverId, provider, {}, input.actor);
 }

@@ -3,7 +3,7 @@ import { newId } from '../ids.js';
 import { generateKey, keyDigest, keyHint } from '../keys/format.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
-import { ServiceError } from './service-error.js';
+import { DomainError, invalid } from './domain-error.js';
 import { requireWellFormed } from './well-formed.js';
 
 export type ServerMode = 'business' | 'personal';
@@ -19,7 +19,7 @@ async function addServerKey(ctx: ServiceContext, serverId: string, now: string):
 
 export async function getServer(ctx: ServiceContext, serverId: string) {
   const server = await ctx.store.servers.byId(serverId);
-  if (!server) throw new ServiceError('not_found', `no server ${serverId}`);
+  if (!server) throw new DomainError('server_not_found', { detail: `no server ${serverId}` });
   return server;
 }
 
@@ -28,13 +28,13 @@ export async function createServer(
   input: { accountId: string; name: string; mode: ServerMode; actor: Actor },
 ): Promise<{ serverId: string; serverKey: string }> {
   const name = input.name.trim();
-  requireWellFormed({ 'server name': name });
-  if (!name || name.length > 100) throw new ServiceError('invalid', 'the server name must be 1 to 100 characters');
-  if (!SERVER_MODES.includes(input.mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
+  requireWellFormed({ name: ['server name', name] });
+  if (!name || name.length > 100) throw invalid('name', 'the server name must be 1 to 100 characters');
+  if (!SERVER_MODES.includes(input.mode)) throw invalid('mode', 'the mode must be business or personal');
   const now = iso(ctx.clock.now());
   const serverId = newId('srv');
   const serverKey = await ctx.store.transaction(async () => {
-    if (!(await ctx.store.accounts.exists(input.accountId))) throw new ServiceError('not_found', `no account ${input.accountId}`);
+    if (!(await ctx.store.accounts.exists(input.accountId))) throw new DomainError('account_not_found', { detail: `no account ${input.accountId}` });
     await ctx.store.servers.create({ id: serverId, account_id: input.accountId, name, mode: input.mode, created_at: now, updated_at: now });
     const key = await addServerKey(ctx, serverId, now);
     await recordAudit(ctx, {
@@ -52,7 +52,7 @@ export async function createServer(
 }
 
 export async function setServerMode(ctx: ServiceContext, serverId: string, mode: ServerMode, actor: Actor) {
-  if (!SERVER_MODES.includes(mode)) throw new ServiceError('invalid', 'the mode must be business or personal');
+  if (!SERVER_MODES.includes(mode)) throw invalid('mode', 'the mode must be business or personal');
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
     const server = await getServer(ctx, serverId);
@@ -76,7 +76,7 @@ export async function setServerMode(ctx: ServiceContext, serverId: string, mode:
  */
 export async function rotateServerKey(ctx: ServiceContext, serverId: string, graceSeconds: number, actor: Actor) {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
-    throw new ServiceError('invalid', `the grace period must be 0 to ${MAX_GRACE_SECONDS} seconds`);
+    throw invalid('graceSeconds', `the grace period must be 0 to ${MAX_GRACE_SECONDS} seconds`);
   }
   const nowDate = ctx.clock.now();
   const now = iso(nowDate);
@@ -100,16 +100,16 @@ export async function rotateServerKey(ctx: ServiceContext, serverId: string, gra
 
 /** Redirect URIs are compared exactly, so only absolute http(s) URIs without a fragment are taken. */
 export function checkRedirectUri(uri: string): string {
-  requireWellFormed({ 'redirect URI': uri });
+  requireWellFormed({ redirectUri: ['redirect URI', uri] });
   let parsed: URL;
   try {
     parsed = new URL(uri);
   } catch {
-    throw new ServiceError('invalid', 'the redirect URI must be an absolute URL');
+    throw invalid('redirectUri', 'the redirect URI must be an absolute URL');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ServiceError('invalid', 'the redirect URI must be http(s)');
-  if (parsed.hash) throw new ServiceError('invalid', 'the redirect URI must not have a fragment');
-  if (uri.length > 2048) throw new ServiceError('invalid', 'the redirect URI must be at most 2048 characters');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw invalid('redirectUri', 'the redirect URI must be http(s)');
+  if (parsed.hash) throw invalid('redirectUri', 'the redirect URI must not have a fragment');
+  if (uri.length > 2048) throw invalid('redirectUri', 'the redirect URI must be at most 2048 characters');
   return uri;
 }
 

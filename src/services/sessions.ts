@@ -13,7 +13,7 @@ import { newId } from '../ids.js';
 import { createAccount } from './accounts.js';
 import type { ServiceContext } from './context.js';
 import { hashPassword, verifyPassword } from './passwords.js';
-import { ServiceError } from './service-error.js';
+import { DomainError } from './domain-error.js';
 import { clearSignInAttempts, MAX_SIGN_IN_ATTEMPTS, takeSignInAttempt } from './sign-in-attempts.js';
 
 export const SESSION_SECONDS = 12 * 3600;
@@ -69,7 +69,7 @@ export async function signUp(ctx: ServiceContext, input: { accountName: string; 
     return 'submitted';
   } catch (error) {
     if (error instanceof SignUpRefused) return 'refused';
-    if (error instanceof ServiceError && error.reason === 'conflict') return 'submitted';
+    if (error instanceof DomainError && error.code === 'email_taken') return 'submitted';
     throw error;
   }
 }

@@ -4,12 +4,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
-import { Problem } from '../errors.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import type { StaticField, StaticProvider } from '../providers/types.js';
 import type { ServiceContext } from './context.js';
 import { storeCredential } from './credentials.js';
+import { DomainError } from './domain-error.js';
 import { findServerProvider } from './providers.js';
 import { isRedirectUriAllowed } from './servers.js';
 import { isWellFormedText } from './well-formed.js';
@@ -31,18 +31,27 @@ export interface FormSessionCreated {
 /** The checks both connect routes share: the provider exists, is of the route's kind, is enabled. */
 export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2') {
   const found = await findServerProvider(ctx, serverId, slug);
-  if (!found) throw new Problem('provider_not_found', `No provider "${slug}" in the catalog or among this server's custom providers.`);
+  if (!found) throw new DomainError('provider_not_found', { detail: `No provider "${slug}" in the catalog or among this server's custom providers.` });
   if (found.provider.kind !== kind) {
     const route = found.provider.kind === 'oauth2' ? 'POST /v1/oauth/{provider}/start' : 'POST /v1/credentials/static/{providerSlug}/connect';
-    throw new Problem('provider_auth_mismatch', `${found.provider.name} uses ${found.provider.kind === 'oauth2' ? 'OAuth' : 'static credentials'}: connect it with ${route}.`);
+    throw new DomainError('provider_auth_mismatch', {
+      detail: `${found.provider.name} uses ${found.provider.kind === 'oauth2' ? 'OAuth' : 'static credentials'}: connect it with ${route}.`,
+    });
   }
-  if (!found.enabled) throw new Problem('provider_not_enabled', `${found.provider.name} is not enabled on this server. Enable it in the dashboard (Servers → Providers) or with the CLI.`);
+  if (!found.enabled) {
+    throw new DomainError('provider_not_enabled', {
+      detail: `${found.provider.name} is not enabled on this server. Enable it in the dashboard (Servers → Providers) or with the CLI.`,
+    });
+  }
   return found;
 }
 
 export async function requireAllowedRedirect(ctx: ServiceContext, serverId: string, redirectUri: string | undefined) {
   if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri))) {
-    throw new Problem('redirect_uri_not_allowed', 'redirectUri must equal one of this server\'s allowed redirect URIs (Servers → Redirect URIs in the dashboard).');
+    throw new DomainError('redirect_uri_not_allowed', {
+      field: 'redirectUri',
+      detail: 'redirectUri must equal one of this server\'s allowed redirect URIs (Servers → Redirect URIs in the dashboard).',
+    });
   }
 }
 

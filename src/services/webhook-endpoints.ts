@@ -13,7 +13,7 @@ import type { WebhookMessageStatus } from '../store/schema.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
 import { getServer, MAX_GRACE_SECONDS } from './servers.js';
-import { ServiceError } from './service-error.js';
+import { DomainError, invalid } from './domain-error.js';
 import { newWebhookSecret, webhookSecretAad } from './webhook-signing.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
 import { requireWellFormed } from './well-formed.js';
@@ -61,17 +61,17 @@ function checkEvents(events: readonly string[] | undefined): WebhookEventType[] 
   if (events === undefined || events.length === 0) return null;
   const unknown = events.filter((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
   if (unknown.length > 0) {
-    throw new ServiceError('invalid', `unknown event type ${JSON.stringify(unknown[0])}: the types are ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+    throw invalid('events', `unknown event type ${JSON.stringify(unknown[0])}: the types are ${WEBHOOK_EVENT_TYPES.join(', ')}`);
   }
   return [...new Set(events)] as WebhookEventType[];
 }
 
 /** A URL Keyward will POST events to: the outbound policy of CONTRACT 3. */
 function checkUrl(ctx: ServiceContext, url: string): string {
-  requireWellFormed({ 'endpoint URL': url });
-  if (url.length > MAX_URL_LENGTH) throw new ServiceError('invalid', `the endpoint URL must be at most ${MAX_URL_LENGTH} characters`);
+  requireWellFormed({ url: ['endpoint URL', url] });
+  if (url.length > MAX_URL_LENGTH) throw invalid('url', `the endpoint URL must be at most ${MAX_URL_LENGTH} characters`);
   const refusal = outboundUrlRefusal(url, ctx.outbound.allowPrivateUrls);
-  if (refusal) throw new ServiceError('invalid', describeRefusal('endpoint URL', refusal));
+  if (refusal) throw invalid('url', describeRefusal('endpoint URL', refusal));
   return url;
 }
 
@@ -103,9 +103,9 @@ export async function addWebhookEndpoint(
   const secret = await ctx.store.transaction(async () => {
     // Locks the server's row on PostgreSQL, so two adds at once cannot both pass the limit.
     const server = await ctx.store.servers.lockForUpdate(input.serverId);
-    if (!server) throw new ServiceError('not_found', `no server ${input.serverId}`);
+    if (!server) throw new DomainError('server_not_found', { detail: `no server ${input.serverId}` });
     if ((await ctx.store.webhooks.endpointsOf(input.serverId)).length >= MAX_ENDPOINTS_PER_SERVER) {
-      throw new ServiceError('limit', `a server has at most ${MAX_ENDPOINTS_PER_SERVER} webhook endpoints: remove one first`);
+      throw new DomainError('webhook_limit_reached', { detail: `a server has at most ${MAX_ENDPOINTS_PER_SERVER} webhook endpoints: remove one first` });
     }
     await ctx.store.webhooks.addEndpoint({ id: webhookId, server_id: input.serverId, url, events: events && JSON.stringify(events), created_at: now });
     const made = await addSecret(ctx, webhookId, now);
@@ -131,7 +131,7 @@ export async function listWebhookEndpoints(ctx: ServiceContext, serverId: string
 /** The endpoint, where it exists (on `serverId`, where given). */
 async function findEndpoint(ctx: ServiceContext, webhookId: string, serverId?: string) {
   const endpoint = await ctx.store.webhooks.endpoint(webhookId);
-  if (!endpoint || (serverId !== undefined && endpoint.server_id !== serverId)) throw new ServiceError('not_found', `no webhook endpoint ${webhookId}`);
+  if (!endpoint || (serverId !== undefined && endpoint.server_id !== serverId)) throw new DomainError('webhook_not_found', { detail: `no webhook endpoint ${webhookId}` });
   return endpoint;
 }
 
@@ -171,7 +171,7 @@ export async function rotateWebhookSecret(
   input: { webhookId: string; serverId?: string; graceSeconds: number; actor: Actor },
 ): Promise<{ webhookId: string; secret: string }> {
   if (!Number.isInteger(input.graceSeconds) || input.graceSeconds < 0 || input.graceSeconds > MAX_GRACE_SECONDS) {
-    throw new ServiceError('invalid', `the grace period must be 0 to ${MAX_GRACE_SECONDS} seconds`);
+    throw invalid('graceSeconds', `the grace period must be 0 to ${MAX_GRACE_SECONDS} seconds`);
   }
   const nowDate = ctx.clock.now();
   const now = iso(nowDate);
@@ -199,7 +199,7 @@ export async function listDeliveries(
   input: { webhookId: string; serverId?: string; status?: string },
 ): Promise<{ deliveries: DeliveryView[] }> {
   if (input.status !== undefined && !MESSAGE_STATUSES.includes(input.status as WebhookMessageStatus)) {
-    throw new ServiceError('invalid', `the status must be one of ${MESSAGE_STATUSES.join(', ')}`);
+    throw invalid('status', `the status must be one of ${MESSAGE_STATUSES.join(', ')}`);
   }
   const endpoint = await findEndpoint(ctx, input.webhookId, input.serverId);
   const messages = await ctx.store.webhooks.messagesOf(endpoint.id, input.status as WebhookMessageStatus | undefined, DELIVERIES_SHOWN);
@@ -232,10 +232,10 @@ export async function resendMessage(
   await ctx.store.transaction(async () => {
     const message = await ctx.store.webhooks.message(input.messageId);
     if (!message || (input.serverId !== undefined && message.server_id !== input.serverId)) {
-      throw new ServiceError('not_found', `no webhook message ${input.messageId}`);
+      throw new DomainError('webhook_message_not_found', { detail: `no webhook message ${input.messageId}` });
     }
     if (!(await ctx.store.webhooks.resend(message.id, now))) {
-      throw new ServiceError('conflict', `message ${message.id} is ${message.status}: only a failed message can be resent`);
+      throw new DomainError('webhook_message_not_failed', { detail: `message ${message.id} is ${message.status}: only a failed message can be resent` });
     }
     await recordAudit(ctx, {
       accountId: message.account_id,
