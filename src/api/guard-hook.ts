@@ -33,17 +33,24 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
       request.auth = auth;
       if (authVersion === 'by-handler') {
         // A refusal there is a failed authentication like any other: counted per address.
-        request.recheckAuth = () => guard.recheck(presented).catch((refusal: unknown) => Promise.reject(countedFailure(request, refusal)));
+        request.recheckAuth = () => guard.recheck(presented).catch((refusal: unknown) => Promise.reject(told(countedFailure(request, refusal))));
       }
       reply.header('ratelimit', `"default";r=${rateLimit.remaining};t=${rateLimit.resetSeconds}`);
     } catch (error) {
-      if (!(error instanceof Problem) || error.code === 'browser_access_forbidden') throw error;
+      if (!(error instanceof Problem)) throw error;
+      if (error.code === 'browser_access_forbidden') throw told(error);
       if (error.code === 'rate_limited') {
         reply.header('ratelimit', `"default";r=0;t=${error.headers['retry-after']}`);
-        throw error;
+        throw told(error);
       }
-      throw countedFailure(request, error);
+      throw told(countedFailure(request, error));
     }
+  };
+
+  /** A refusal as answered (after the per-address limit had its say), told to the observer (the metrics). */
+  const told = (refusal: unknown): unknown => {
+    if (refusal instanceof Problem) ctx.observer?.authFailure(refusal.code);
+    return refusal;
   };
 
   /**

@@ -3,6 +3,7 @@ import type { SignupPolicy } from '../config.js';
 import type { Provider } from '../providers/types.js';
 import type { Store } from '../store/store.js';
 import type { OutboundHttp } from '../outbound/outbound-http.js';
+import type { ServiceObserver } from './observer.js';
 import type { Vault } from './vault.js';
 
 /** What every service needs, passed in (no module-level singletons), so a test builds its own. */
@@ -25,6 +26,8 @@ export interface ServiceContext {
   refreshCooldownSeconds: number;
   /** KEYWARD_SIGNUP: who may create an account from the dashboard (CONTRACT 5). */
   signup: SignupPolicy;
+  /** Told of refresh outcomes, guard refusals and webhook deliveries (the metrics); absent, nothing is counted. */
+  observer?: ServiceObserver;
 }
 
 /** Who did something, as written in the audit trail and in `createdBy` / `revokedBy`. */

@@ -183,6 +183,18 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
   }
 }
 
+/** refreshHeld, its outcome told to the observer; an exception is Keyward's own failure, `error`. */
+async function refreshCounted(ctx: ServiceContext, row: CredentialRow, holder: string): ReturnType<typeof refreshHeld> {
+  try {
+    const outcome = await refreshHeld(ctx, row, holder);
+    ctx.observer?.tokenRefresh(row.provider, outcome.result);
+    return outcome;
+  } catch (error) {
+    ctx.observer?.tokenRefresh(row.provider, 'error');
+    throw error;
+  }
+}
+
 function hasRefreshToken(ctx: ServiceContext, row: CredentialRow): boolean {
   const secret = openCredentialSecret(ctx, row);
   return secret.type === 'oauth2' && secret.refreshToken !== null;
@@ -204,10 +216,14 @@ export async function readFresh(ctx: ServiceContext, row: CredentialRow, minVali
     if (!isDue(current, ctx.clock.now(), minValiditySeconds)) return { row: current, failure: null };
     // Without a refresh token (GitHub's, say) there is nothing to do but serve what is stored.
     if (!hasRefreshToken(ctx, current)) return { row: current, failure: null };
-    if (attemptStands(ctx, current, since)) return { row: current, failure: storedFailure(current) };
+    if (attemptStands(ctx, current, since)) {
+      // An attempt that ended after this read began is its answer; an earlier one is the cooldown at work.
+      if (current.refresh_attempted_at! < since) ctx.observer?.tokenRefresh(current.provider, 'skipped_cooldown');
+      return { row: current, failure: storedFailure(current) };
+    }
     const holder = await takeLease(ctx, current, since);
     if (holder) {
-      const { failure } = await refreshHeld(ctx, current, holder);
+      const { failure } = await refreshCounted(ctx, current, holder);
       const after = await readRow(ctx, current.id);
       return after && { row: after, failure };
     }
@@ -232,5 +248,5 @@ export async function refreshInBackground(ctx: ServiceContext, row: CredentialRo
   // refreshed since (a rotated refresh token; a streak of failures ended or begun).
   const current = await readRow(ctx, row.id);
   if (!current) return 'busy';
-  return (await refreshHeld(ctx, current, holder)).result;
+  return (await refreshCounted(ctx, current, holder)).result;
 }

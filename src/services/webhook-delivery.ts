@@ -256,8 +256,8 @@ export class WebhookDispatcher {
   async #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
     const settlement = nextState(message, result, this.#ctx.clock.now());
     const { webhooks } = this.#ctx.store;
-    await this.#ctx.store.transaction(async () => {
-      if (!(await webhooks.settle(message.id, this.#holder, settlement))) return;
+    const written = await this.#ctx.store.transaction(async () => {
+      if (!(await webhooks.settle(message.id, this.#holder, settlement))) return false;
       await webhooks.addAttempt({
         id: newId('att', startedAt.getTime()),
         message_id: message.id,
@@ -266,6 +266,9 @@ export class WebhookDispatcher {
         error: result.error,
         duration_ms: durationMs,
       });
+      return true;
     });
+    // Counted once written: an attempt whose lease ran out is another node's to count.
+    if (written) this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
   }
 }
