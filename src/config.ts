@@ -36,6 +36,11 @@ export interface Config {
   /** How long audit events are kept; null keeps them forever. */
   auditRetentionDays: number | null;
   logLevel: string;
+  /**
+   * KEYWARD_METRICS_PORT (and KEYWARD_METRICS_HOST, KEYWARD_HOST unless given): where the Prometheus
+   * listener answers GET /metrics, apart from the API; null (the default) starts none.
+   */
+  metrics: { host: string; port: number } | null;
   /** Said once at start-up, after the logger exists (for example: a master key was just made). */
   warnings: string[];
 }
@@ -140,6 +145,20 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
   return decodeMasterKey(readFileSync(file, 'utf8'), file);
 }
 
+/** The metrics listener's address, or null when KEYWARD_METRICS_PORT is unset. Port 0 asks for any free port. */
+function metricsListener(env: Env, api: { host: string; port: number }): Config['metrics'] {
+  const raw = env.KEYWARD_METRICS_PORT;
+  if (raw === undefined || raw === '') {
+    if (env.KEYWARD_METRICS_HOST) throw new ConfigError('KEYWARD_METRICS_HOST', 'is set but KEYWARD_METRICS_PORT is not: set the port to start the metrics listener');
+    return null;
+  }
+  const port = wholeNumber(env, 'KEYWARD_METRICS_PORT', 0, 0, 65535);
+  if (port !== 0 && port === api.port) {
+    throw new ConfigError('KEYWARD_METRICS_PORT', `must differ from KEYWARD_PORT (${api.port}): metrics have a listener of their own, never the API's`);
+  }
+  return { host: env.KEYWARD_METRICS_HOST || api.host, port };
+}
+
 function checkPublicUrl(publicUrl: string): void {
   let protocol = '';
   try {
@@ -189,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     signup: oneOf(env, 'KEYWARD_SIGNUP', SIGNUP_POLICIES, 'first'),
     auditRetentionDays: env.KEYWARD_AUDIT_RETENTION_DAYS ? positiveInteger(env, 'KEYWARD_AUDIT_RETENTION_DAYS', 0, 36_500) : null,
     logLevel,
+    metrics: metricsListener(env, { host, port }),
     warnings,
   };
 }

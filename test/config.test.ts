@@ -24,6 +24,7 @@ describe('configuration (CONTRACT 5)', () => {
     expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, publicUrl: 'http://localhost:4000', rateLimitPerMinute: 6000, logLevel: 'info' });
     expect(config.authFailureLimitPerMinute).toBe(60);
     expect(config.trustProxy).toBe(false);
+    expect(config.metrics).toBeNull();
   });
 
   it('makes the embedded master key once, mode 0600, beside the database', () => {
@@ -63,6 +64,23 @@ describe('configuration (CONTRACT 5)', () => {
     for (const bad of ['8761', '-1', '1.5', '24h', 'daily', ' 24']) {
       expect(refusal({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: bad })).toBe(`KEYWARD_BACKGROUND_REFRESH_HOURS: must be a whole number from 0 to 8760, got "${bad}"`);
     }
+  });
+
+  it('starts no metrics listener unless KEYWARD_METRICS_PORT is set, and puts it on KEYWARD_HOST unless told', () => {
+    const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key, KEYWARD_HOST: '0.0.0.0' };
+    expect(loadConfig(base).metrics).toBeNull();
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '' }).metrics).toBeNull();
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({ host: '0.0.0.0', port: 9464 });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464', KEYWARD_METRICS_HOST: '10.0.0.5' }).metrics).toEqual({ host: '10.0.0.5', port: 9464 });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '0.0.0.0', port: 0 });
+    // Both on any free port: they still get two different ports.
+    expect(loadConfig({ ...base, KEYWARD_PORT: '0', KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '0.0.0.0', port: 0 });
+    for (const bad of ['65536', '-1', '9464.5', 'metrics', ' 9464']) {
+      expect(refusal({ ...base, KEYWARD_METRICS_PORT: bad })).toBe(`KEYWARD_METRICS_PORT: must be a whole number from 0 to 65535, got "${bad}"`);
+    }
+    expect(refusal({ ...base, KEYWARD_METRICS_PORT: '4000' })).toMatch(/^KEYWARD_METRICS_PORT: must differ from KEYWARD_PORT \(4000\)/);
+    expect(refusal({ ...base, KEYWARD_PORT: '8080', KEYWARD_METRICS_PORT: '8080' })).toMatch(/^KEYWARD_METRICS_PORT: must differ from KEYWARD_PORT \(8080\)/);
+    expect(refusal({ ...base, KEYWARD_METRICS_HOST: '10.0.0.5' })).toMatch(/^KEYWARD_METRICS_HOST: is set but KEYWARD_METRICS_PORT is not/);
   });
 
   it('stops on each bad value with one line naming the variable', () => {
