@@ -83,9 +83,13 @@ export const ProblemSchema = Type.Object(
   { description: 'RFC 9457 problem details (application/problem+json).' },
 );
 
-/** The error responses a route documents; all share the problem schema. */
+/**
+ * The error responses a route documents; all share the problem schema, under the media type they are
+ * sent as (sendProblem sends them already serialised, so this describes them and compiles nothing).
+ */
 export function problemResponses(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((status) => [status, ProblemSchema]));
+  const response = { description: ProblemSchema.description, content: { 'application/problem+json': { schema: ProblemSchema } } };
+  return Object.fromEntries(statuses.map((status) => [status, response]));
 }
 
 /** Every management route can fail authentication, rate limiting, or the request's own checks. */

@@ -1,0 +1,117 @@
+/**
+ * The events of CONTRACT 7 as schemas, for the OpenAPI document's `webhooks` section: the typed SDK's
+ * event types are generated from them, as its request and response types are from the routes'. The
+ * SDK's tests validate real deliveries against these schemas, so they cannot drift from what is sent.
+ */
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { ProblemSchema, Timestamp } from './schemas.js';
+
+const EventCredential = Type.Object(
+  {
+    id: Type.String(),
+    provider: Type.String(),
+    type: Type.Union([Type.Literal('oauth2'), Type.Literal('static')]),
+    status: Type.Union([Type.Literal('active'), Type.Literal('needs_reauth'), Type.Literal('revoked')]),
+    connectedAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+const RevokedCredential = Type.Object(
+  { ...EventCredential.properties, status: Type.Literal('revoked'), revokedAt: Timestamp },
+  { additionalProperties: false },
+);
+
+const member = { serverId: Type.String(), externalUserId: Type.String() };
+
+/** One event's envelope: its type as a literal, so a union of events narrows on `type`. */
+function event<D extends TObject>(type: string, description: string, data: D) {
+  return Type.Object(
+    { type: Type.Literal(type), timestamp: Type.String({ description: 'RFC 3339 UTC time, to the second.' }), data },
+    { description, additionalProperties: false },
+  );
+}
+
+const strict = { additionalProperties: false };
+
+const EVENTS = {
+  CredentialConnectedEvent: event(
+    'credential.connected',
+    'An OAuth callback or a hosted form stored a credential (new, or replacing one).',
+    Type.Object(
+      {
+        ...member,
+        credential: EventCredential,
+        flowId: Type.Optional(Type.String({ description: 'Set when an OAuth flow connected it.' })),
+        sessionId: Type.Optional(Type.String({ description: 'Set when a hosted form connected it.' })),
+      },
+      strict,
+    ),
+  ),
+  CredentialRevokedEvent: event(
+    'credential.revoked',
+    'A credential was revoked (API, dashboard, or replaced by a new one).',
+    Type.Object(
+      {
+        ...member,
+        credential: RevokedCredential,
+        reason: Type.Union([Type.Literal('revoked'), Type.Literal('replaced')]),
+        replacedBy: Type.Optional(Type.String({ description: 'The id of the credential that replaced it.' })),
+        providerRevocation: Type.Union([Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('not_supported')]),
+      },
+      strict,
+    ),
+  ),
+  CredentialNeedsReauthEvent: event(
+    'credential.needs_reauth',
+    'A refresh was refused (invalid_grant): the end user must connect again.',
+    Type.Object(
+      { ...member, credential: EventCredential, error: Type.Object({ code: Type.Literal('refresh_rejected'), message: Type.String() }, strict) },
+      strict,
+    ),
+  ),
+  CredentialRefreshFailedEvent: event(
+    'credential.refresh_failed',
+    'A refresh failed for an outage, the first time in a row.',
+    Type.Object(
+      {
+        ...member,
+        credential: EventCredential,
+        error: Type.Object({ code: Type.Literal('refresh_failed'), message: Type.String(), retryable: Type.Boolean() }, strict),
+      },
+      strict,
+    ),
+  ),
+  CredentialRecoveredEvent: event(
+    'credential.recovered',
+    'A refresh succeeded after refresh_failed.',
+    Type.Object({ ...member, credential: EventCredential }, strict),
+  ),
+  ConnectFailedEvent: event(
+    'connect.failed',
+    'An OAuth flow ended as failed.',
+    Type.Object(
+      { ...member, provider: Type.String(), flowId: Type.String(), error: Type.String({ description: 'access_denied, token_exchange_failed, flow_expired, …' }) },
+      strict,
+    ),
+  ),
+} satisfies Record<string, TSchema>;
+
+/** Named schemas for the document's components: the problem every error carries, and each event. */
+export const DOCUMENTED_SCHEMAS: Record<string, TSchema> = { Problem: ProblemSchema, ...EVENTS };
+
+/** The OpenAPI 3.1 `webhooks` section: one signed POST to the company's endpoint per event type. */
+export const WEBHOOKS = Object.fromEntries(
+  Object.entries(EVENTS).map(([name, schema]) => [
+    schema.properties.type.const,
+    {
+      post: {
+        summary: schema.description,
+        description: 'Signed as Standard Webhooks: webhook-id, webhook-timestamp and webhook-signature headers.',
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } },
+        responses: { '2XX': { description: 'Delivered; a timeout, 408, 429 or 5xx is retried for 24 hours, any other answer fails.' } },
+      },
+    },
+  ]),
+);

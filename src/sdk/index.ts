@@ -1,0 +1,13 @@
+/**
+ * keyward/sdk: a typed client for Keyward's management API and the verification of its webhooks,
+ * for a company's backend on Node 20 or later. It depends on nothing but Node itself (fetch,
+ * node:crypto) and imports nothing from the service: it ships as it is to customers.
+ *
+ *   import { Keyward } from 'keyward/sdk';
+ *   const keyward = new Keyward({ baseUrl, accountKey, serverKey });
+ */
+export { Keyward, type KeywardOptions, type PostOptions } from './client.js';
+export { KeywardError, SDK_ERROR_CODES, type KeywardErrorFields } from './errors.js';
+export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhooks.js';
+export type * from './types.js';
+export type { components, paths, webhooks } from './openapi-types.js';

@@ -1,0 +1,122 @@
+/**
+ * One call to Keyward's /v1 over the global fetch: the keys, JSON in and out, problem documents turned
+ * into KeywardError, and retries (every SDK call may be retried: GET and DELETE are idempotent, and
+ * the POSTs always carry an Idempotency-Key, so a retried POST is answered by a replay).
+ */
+import { KeywardError, SDK_ERROR_CODES } from './errors.js';
+import { backoffMs, retryableStatus, retryAfterMs, sleep, type RetryPolicy } from './retry.js';
+
+export interface TransportOptions {
+  baseUrl: string;
+  accountKey: string;
+  serverKey: string;
+  retry: RetryPolicy;
+  timeoutMs: number;
+  fetch: typeof fetch;
+}
+
+export interface Call {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Below /v1, path parameters already percent-encoded. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The query string of the defined values only. */
+function search(query: Call['query']): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(name, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/** What an answer that is not a 2xx becomes: Keyward's problem where it sent one, else invalid_response. */
+async function errorOf(response: Response): Promise<KeywardError> {
+  const requestId = response.headers.get('x-request-id');
+  const text = await response.text().catch(() => '');
+  try {
+    const problem = JSON.parse(text) as Record<string, unknown>;
+    if (typeof problem.code === 'string' && typeof problem.detail === 'string') {
+      return new KeywardError({
+        status: response.status,
+        code: problem.code,
+        detail: problem.detail,
+        requestId: typeof problem.requestId === 'string' ? problem.requestId : requestId,
+        title: typeof problem.title === 'string' ? problem.title : undefined,
+        type: typeof problem.type === 'string' ? problem.type : undefined,
+        errors: Array.isArray(problem.errors) ? (problem.errors as KeywardError['errors']) : undefined,
+      });
+    }
+  } catch {
+    // Not JSON: a proxy's page, most likely; described below.
+  }
+  const type = response.headers.get('content-type') ?? 'no content type';
+  return new KeywardError({
+    status: response.status,
+    code: SDK_ERROR_CODES.invalidResponse,
+    detail: `Keyward answered ${response.status} with ${type}, not a problem document.`,
+    requestId,
+  });
+}
+
+async function bodyOf<T>(response: Response): Promise<T> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new KeywardError(
+      {
+        status: response.status,
+        code: SDK_ERROR_CODES.invalidResponse,
+        detail: `Keyward answered ${response.status} with a body that is not JSON.`,
+        requestId: response.headers.get('x-request-id'),
+      },
+      { cause: error },
+    );
+  }
+}
+
+/** fetch's own failure (no answer at all) as a KeywardError; never the URL, which may name an end user. */
+function failureOf(error: unknown, timeoutMs: number): KeywardError {
+  if (error instanceof DOMException && error.name === 'TimeoutError') {
+    return new KeywardError({ status: null, code: SDK_ERROR_CODES.timeout, detail: `Keyward did not answer within ${timeoutMs} ms.` }, { cause: error });
+  }
+  const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+  return new KeywardError({ status: null, code: SDK_ERROR_CODES.network, detail: `The request to Keyward failed: ${reason}.` }, { cause: error });
+}
+
+export class Transport {
+  readonly #options: TransportOptions;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+  }
+
+  async send<T>(call: Call): Promise<T> {
+    const { baseUrl, accountKey, serverKey, retry, timeoutMs } = this.#options;
+    const url = `${baseUrl}/v1${call.path}${search(call.query)}`;
+    const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${accountKey}`, 'x-service-key': serverKey, ...call.headers };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    const init = { method: call.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) };
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.#options.fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      } catch (error) {
+        const failure = failureOf(error, timeoutMs);
+        if (attempt >= retry.maxAttempts) throw failure;
+        await sleep(backoffMs(attempt, retry.maxDelayMs));
+        continue;
+      }
+      if (response.ok) return bodyOf<T>(response);
+      const error = await errorOf(response);
+      if (!retryableStatus(response.status) || attempt >= retry.maxAttempts) throw error;
+      const asked = retryAfterMs(response.headers.get('retry-after'));
+      // Waiting less than Keyward asked would only be refused again.
+      if (asked !== null && asked > retry.maxDelayMs) throw error;
+      await sleep(asked ?? backoffMs(attempt, retry.maxDelayMs));
+    }
+  }
+}
