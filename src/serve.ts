@@ -1,7 +1,7 @@
 /** `keyward serve`: config → store → app → listen, and a clean stop on SIGINT / SIGTERM. */
 import { scheduleBackgroundRefresh } from './background-refresh-schedule.js';
 import type { Config } from './config.js';
-import { buildApp } from './http/app.js';
+import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
 import { openContext } from './runtime.js';
 import { standardSweeps } from './services/sweeps.js';

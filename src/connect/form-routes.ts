@@ -5,89 +5,69 @@
  */
 import { randomBytes } from 'node:crypto';
 import formbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
 import { cookie, readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
+import { setPageHeaders } from '../web/page-headers.js';
 import { redirectToApp } from './app-redirect.js';
 import { formPage, messagePage, successPage } from './form-page.js';
 
 const CSRF_COOKIE = 'keyward_form_csrf';
 
-const csp = (formAction: string | null) =>
-  `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'${formAction ? ` ${formAction}` : ''}; ` +
-  "frame-ancestors 'none'; base-uri 'none'";
-
-/** The headers of an end user's page, also written as they are on a socket Node could not parse a request from. */
-export const PAGE_HEADERS: Record<string, string> = {
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': csp(null),
-};
-
-/** Headers every hosted page carries; `formAction` widens form-action to the redirect's origin. */
-export function setPageHeaders(reply: FastifyReply, formAction: string | null = null) {
-  reply.headers({ ...PAGE_HEADERS, 'content-security-policy': csp(formAction) });
-  reply.type('text/html; charset=utf-8');
-}
-
 function redirectOrigin(form: OpenForm): string | null {
   return form.state === 'open' && form.redirectUri ? new URL(form.redirectUri).origin : null;
 }
 
-export function registerFormRoutes(app: FastifyInstance, ctx: ServiceContext) {
+/** The hosted form's routes, on the scope of the /connect prefix. */
+export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceContext) {
   const secureCookie = ctx.publicUrl.startsWith('https:');
   const csrfFor = (formId: string, nonce: string) => ctx.vault.mac(`form-csrf|${formId}|${nonce}`);
+  await scope.register(formbody);
 
-  app.register(async (scope) => {
-    await scope.register(formbody);
+  scope.get<{ Params: { token: string } }>('/:token', async (request, reply) => {
+    const form = await openForm(ctx, request.params.token);
+    setPageHeaders(reply, redirectOrigin(form));
+    if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
+    if (form.state === 'gone') return reply.code(410).send(messagePage(410));
+    let nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
+    if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
+      nonce = randomBytes(32).toString('base64url');
+      reply.header('set-cookie', cookie(CSRF_COOKIE, nonce, { path: '/connect', sameSite: 'Strict', secure: secureCookie }));
+    }
+    return reply.send(formPage({ provider: form.provider, csrf: csrfFor(form.id, nonce), values: {}, errors: {} }));
+  });
 
-    scope.get<{ Params: { token: string } }>('/connect/:token', async (request, reply) => {
-      const form = await openForm(ctx, request.params.token);
-      setPageHeaders(reply, redirectOrigin(form));
-      if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
-      if (form.state === 'gone') return reply.code(410).send(messagePage(410));
-      let nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
-      if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
-        nonce = randomBytes(32).toString('base64url');
-        reply.header('set-cookie', cookie(CSRF_COOKIE, nonce, { path: '/connect', sameSite: 'Strict', secure: secureCookie }));
-      }
-      return reply.send(formPage({ provider: form.provider, csrf: csrfFor(form.id, nonce), values: {}, errors: {} }));
-    });
+  scope.post<{ Params: { token: string }; Body: Record<string, unknown> }>('/:token', async (request, reply) => {
+    const form = await openForm(ctx, request.params.token);
+    setPageHeaders(reply, redirectOrigin(form));
+    if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
+    if (form.state === 'gone') return reply.code(410).send(messagePage(410));
 
-    scope.post<{ Params: { token: string }; Body: Record<string, unknown> }>('/connect/:token', async (request, reply) => {
-      const form = await openForm(ctx, request.params.token);
-      setPageHeaders(reply, redirectOrigin(form));
-      if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
-      if (form.state === 'gone') return reply.code(410).send(messagePage(410));
+    const text = (name: string) => formText(request.body, name);
+    const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
+    if (!nonce || !sameText(text('csrf'), csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
 
-      const text = (name: string) => formText(request.body, name);
-      const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
-      if (!nonce || !sameText(text('csrf'), csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
+    // Without a prototype, a field named like an Object.prototype member is stored like any other.
+    const values: Record<string, string> = Object.create(null);
+    const errors: Record<string, string> = Object.create(null);
+    for (const field of form.provider.fields) {
+      // Pasted keys often bring a stray space or line break along; no key format starts or ends with one.
+      const value = text(field.name).trim();
+      const error = fieldError(field, value);
+      if (error) errors[field.name] = error;
+      else if (value) values[field.name] = value;
+    }
+    if (Object.keys(errors).length > 0) {
+      const kept = Object.fromEntries(form.provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
+      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept, errors }));
+    }
 
-      // Without a prototype, a field named like an Object.prototype member is stored like any other.
-      const values: Record<string, string> = Object.create(null);
-      const errors: Record<string, string> = Object.create(null);
-      for (const field of form.provider.fields) {
-        // Pasted keys often bring a stray space or line break along; no key format starts or ends with one.
-        const value = text(field.name).trim();
-        const error = fieldError(field, value);
-        if (error) errors[field.name] = error;
-        else if (value) values[field.name] = value;
-      }
-      if (Object.keys(errors).length > 0) {
-        const kept = Object.fromEntries(form.provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
-        return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept, errors }));
-      }
-
-      const { completed } = await completeForm(ctx, form, values);
-      if (!completed) return reply.code(410).send(messagePage(410));
-      if (form.redirectUri) return redirectToApp(reply, form.redirectUri, { status: 'success', sessionId: form.id, provider: form.provider.slug });
-      return reply.send(successPage(form.provider.name));
-    });
+    const { completed } = await completeForm(ctx, form, values);
+    if (!completed) return reply.code(410).send(messagePage(410));
+    if (form.redirectUri) return redirectToApp(reply, form.redirectUri, { status: 'success', sessionId: form.id, provider: form.provider.slug });
+    return reply.send(successPage(form.provider.name));
   });
 }

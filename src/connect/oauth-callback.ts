@@ -5,14 +5,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { handleCallback } from '../services/oauth-flows.js';
+import { setPageHeaders } from '../web/page-headers.js';
 import { redirectToApp } from './app-redirect.js';
 import { errorPage, successPage } from './form-page.js';
-import { setPageHeaders } from './form-routes.js';
 
 const START_AGAIN = 'Go back to the app that sent you here and connect again.';
 
-export function registerOAuthCallback(app: FastifyInstance, ctx: ServiceContext) {
-  app.get('/oauth/callback', async (request, reply) => {
+/** On the scope of the /oauth prefix. */
+export function registerOAuthCallback(scope: FastifyInstance, ctx: ServiceContext) {
+  scope.get('/callback', async (request, reply) => {
     // The raw query, as the provider sent it: oauth4webapi checks it (and refuses repeated parameters).
     const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
     const outcome = await handleCallback(ctx, query);

@@ -2,6 +2,7 @@
  * The dashboard, served by Keyward itself under /dashboard. Public pages (sign-in, sign-up) first;
  * every other page sits behind one preHandler that opens the session from its cookie and, on a POST,
  * checks the form's CSRF token against the session. Handlers read both from `pageContext(request)`.
+ * Every error and unknown path under /dashboard is the dashboard's own error page.
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -10,8 +11,11 @@ import type { ServiceContext } from '../services/context.js';
 import { endSession, openSession } from '../services/sessions.js';
 import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
+import type { AreaErrors } from '../web/pre-routing.js';
+import { answerErrors } from '../web/problems.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
-import { formExpiredPage, sendPage, type PageContext } from './layout.js';
+import { sendPage } from './layout.js';
+import { errorPage, formExpiredPage, type PageContext } from './layout-views.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,34 +32,43 @@ export function pageContext(request: FastifyRequest): PageContext {
   return request.dashboard;
 }
 
-export function registerDashboard(app: FastifyInstance, ctx: ServiceContext, options: { passwordChecksPerMinute: number; pages: PageRoutes[] }) {
-  const cookies = { secure: ctx.publicUrl.startsWith('https:') };
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 303));
-  app.register(
-    async (scope) => {
-      await scope.register(formbody);
-      scope.decorateRequest('dashboard', null);
-      registerAuthRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
+/** The page an error shows (never a stack or the problem's internals), with the dashboard's page headers. */
+export const dashboardErrors: AreaErrors = {
+  respond: (_request, reply, problem) => sendPage(reply, errorPage(problem.status), problem.status),
+  page: (problem) => errorPage(problem.status),
+};
 
-      await scope.register(async (members) => {
-        members.addHook('preHandler', async (request, reply) => {
-          const token = readCookie(request.headers.cookie, SESSION_COOKIE);
-          const member = token ? await openSession(ctx, token) : null;
-          if (!member) return reply.redirect('/dashboard/sign-in', 303);
-          const csrf = ctx.vault.mac(`dashboard-csrf|${member.sessionId}`);
-          if (request.method === 'POST' && !sameText(formText(request.body, 'csrf'), csrf)) {
-            return sendPage(reply, formExpiredPage(), 403);
-          }
-          request.dashboard = { member, csrf };
-        });
-        members.get('/', async (_request, reply) => reply.redirect(HOME, 303));
-        members.post('/sign-out', async (request, reply) => {
-          await endSession(ctx, readCookie(request.headers.cookie, SESSION_COOKIE)!);
-          return reply.header('set-cookie', clearedSessionCookie(cookies)).redirect('/dashboard/sign-in', 303);
-        });
-        for (const register of options.pages) register(members, ctx);
-      });
-    },
-    { prefix: '/dashboard' },
-  );
+export interface DashboardOptions {
+  ctx: ServiceContext;
+  passwordChecksPerMinute: number;
+  pages: PageRoutes[];
+}
+
+/** Registered under the /dashboard prefix. */
+export async function dashboardPlugin(scope: FastifyInstance, options: DashboardOptions) {
+  const { ctx } = options;
+  const cookies = { secure: ctx.publicUrl.startsWith('https:') };
+  answerErrors(scope, dashboardErrors.respond);
+  await scope.register(formbody);
+  scope.decorateRequest('dashboard', null);
+  registerAuthRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
+
+  await scope.register(async (members) => {
+    members.addHook('preHandler', async (request, reply) => {
+      const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+      const member = token ? await openSession(ctx, token) : null;
+      if (!member) return reply.redirect('/dashboard/sign-in', 303);
+      const csrf = ctx.vault.mac(`dashboard-csrf|${member.sessionId}`);
+      if (request.method === 'POST' && !sameText(formText(request.body, 'csrf'), csrf)) {
+        return sendPage(reply, formExpiredPage(), 403);
+      }
+      request.dashboard = { member, csrf };
+    });
+    members.get('/', async (_request, reply) => reply.redirect(HOME, 303));
+    members.post('/sign-out', async (request, reply) => {
+      await endSession(ctx, readCookie(request.headers.cookie, SESSION_COOKIE)!);
+      return reply.header('set-cookie', clearedSessionCookie(cookies)).redirect('/dashboard/sign-in', 303);
+    });
+    for (const register of options.pages) register(members, ctx);
+  });
 }

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../src/clock.js';
 import type { SignupPolicy } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { catalogProvider } from '../../src/providers/catalog.js';
 import type { Provider } from '../../src/providers/types.js';
 import { createLogger } from '../../src/logger.js';

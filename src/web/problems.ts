@@ -1,7 +1,9 @@
 /**
- * The one error handler and the not-found handler. Every failure leaves as application/problem+json
- * (the hosted form's pages render their own HTML); unknown errors become internal_error carrying only
- * the request id, and are logged without the request's body or headers.
+ * Errors as Problems, for every area: what a framework error (a bad body, a wrong media type, a
+ * failed schema) means in the contract's codes, the problem+json answer, and the error and not-found
+ * handlers an area installs on its own scope with the way it answers (problem+json or a page).
+ * Unknown errors become internal_error carrying only the request id, and are logged without the
+ * request's body or headers.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problemBody } from '../errors.js';
@@ -15,6 +17,7 @@ const FASTIFY_CODES: Record<string, () => Problem> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new Problem('invalid_json', 'The body does not match its Content-Length.'),
 };
 
+/** The Problem a framework error (or a thrown Problem) means, or null for a fault. */
 export function toProblem(error: FastifyError): Problem | null {
   if (error instanceof Problem) return error;
   if (error.validation) {
@@ -43,20 +46,32 @@ export function routeNotFound(method: string): Problem {
   return new Problem('route_not_found', `No route answers ${method} on this path. The API reference is at /openapi.json.`);
 }
 
-export type HtmlErrorRenderer = (request: FastifyRequest, reply: FastifyReply, problem: Problem) => FastifyReply | null;
+/** How an area answers a problem: problem+json under /v1, its own page elsewhere. */
+export type ProblemResponder = (request: FastifyRequest, reply: FastifyReply, problem: Problem) => FastifyReply;
 
-export function registerProblemHandlers(app: FastifyInstance, renderHtml: HtmlErrorRenderer) {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    let problem = toProblem(error);
+/** An area's own reading of errors it knows better than the framework does (a service's refusal); null passes. */
+export type ErrorReader = (error: FastifyError, request: FastifyRequest) => Problem | null;
+
+export function internalError(request: FastifyRequest): Problem {
+  return new Problem('internal_error', `Something went wrong on our side. Quote the request id ${request.id} when you report it.`);
+}
+
+/**
+ * The error and not-found handlers of one area's scope, answering with `respond`. A not-found
+ * handler belongs to a prefix, so an unknown path under /dashboard gets the dashboard's page and one
+ * under /v1 the API's problem, whatever the other areas do.
+ */
+export function answerErrors(scope: FastifyInstance, respond: ProblemResponder, read: ErrorReader = () => null) {
+  scope.setErrorHandler((error: FastifyError, request, reply) => {
+    let problem = read(error, request) ?? toProblem(error);
     if (!problem) {
       request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unhandled error');
-      problem = new Problem('internal_error', `Something went wrong on our side. Quote the request id ${request.id} when you report it.`);
+      problem = internalError(request);
     }
-    return renderHtml(request, reply, problem) ?? sendProblem(reply, problem, request.id);
+    return respond(request, reply, problem);
   });
-
-  app.setNotFoundHandler((request, reply) => {
-    const problem = routeNotFound(request.method);
-    return renderHtml(request, reply, problem) ?? sendProblem(reply, problem, request.id);
-  });
+  scope.setNotFoundHandler((request, reply) => respond(request, reply, routeNotFound(request.method)));
 }
+
+/** The answer outside every area (probes, assets, unknown paths) and under /v1: problem+json. */
+export const respondWithProblem: ProblemResponder = (request, reply, problem) => sendProblem(reply, problem, request.id);

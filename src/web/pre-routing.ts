@@ -10,6 +10,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problemBody } from '../errors.js';
+import { internalError, type ProblemResponder } from './problems.js';
 
 export type Area = 'api' | 'dashboard' | 'pages' | 'other';
 
@@ -32,14 +33,20 @@ export function newRequestId(): string {
   return `req_${randomUUID().replaceAll('-', '')}`;
 }
 
+/** How an area answers an error that came before routing, as its own error handler would. */
+export interface AreaErrors {
+  /** On a request that has a reply: the area's page or problem+json. */
+  respond: ProblemResponder;
+  /** The page markup, for a socket that has no reply object; null where problem+json answers. */
+  page(problem: Problem): string | null;
+}
+
 interface PreRoutingOptions {
   /** The management guard: throws the Problem a request without valid keys gets. */
   guard(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  /** Renders a problem for a request that has a reply: a page or problem+json, as the error handler does. */
-  render(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply;
-  /** The page markup for an area, for a socket that has no reply object. */
-  page(area: Area, problem: Problem): string | null;
-  pageHeaders: Record<string, string>;
+  areas: Record<Area, AreaErrors>;
+  /** The headers of a page written straight on a socket. */
+  pageHeaders: Readonly<Record<string, string>>;
   logger: FastifyBaseLogger;
 }
 
@@ -66,7 +73,8 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
   async function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) {
     let problem = undecodable(error);
     reply.header('x-request-id', request.id);
-    if (areaOf(request.url) === 'api') {
+    const area = areaOf(request.url);
+    if (area === 'api') {
       try {
         await options.guard(request, reply);
       } catch (refusal) {
@@ -74,11 +82,11 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
         if (refusal instanceof Problem) problem = refusal;
         else {
           request.log.error({ err: { type: (refusal as Error).name, message: (refusal as Error).message } }, 'unhandled error');
-          problem = new Problem('internal_error', `Something went wrong on our side. Quote the request id ${request.id} when you report it.`);
+          problem = internalError(request);
         }
       }
     }
-    options.render(request, reply, problem);
+    options.areas[area].respond(request, reply, problem);
     request.log.info({ method: request.method, route: '(undecodable path)', statusCode: reply.statusCode }, 'request');
   }
 
@@ -93,7 +101,7 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
       const area = areaOf(requestLine.split(' ')[1] ?? '');
       const problem = unreadable(error.code);
       const requestId = newRequestId();
-      const html = options.page(area, problem);
+      const html = options.areas[area].page(problem);
       const [type, body] = html === null ? ['application/problem+json', JSON.stringify(problemBody(problem, requestId))] : ['text/html; charset=utf-8', html];
       const headers = { ...(html === null ? {} : options.pageHeaders), 'content-type': type, 'content-length': String(Buffer.byteLength(body)), 'x-request-id': requestId, connection: 'close' };
       const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);

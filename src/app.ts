@@ -1,0 +1,144 @@
+/**
+ * buildApp: the one composition root. The server itself (request ids, one log line a request, the
+ * validator, errors that come before any route), the OpenAPI document, probes and assets; then each
+ * area as its own plugin under its own prefix, answering its own errors: the management API under
+ * /v1 (problem+json), the end users' pages under /connect and /oauth, the dashboard under /dashboard.
+ * Nothing imports this file but the process that serves it and the tests: no listening, no globals.
+ */
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import { managementGuard, type GuardHook } from './api/guard-hook.js';
+import { apiErrors, apiPlugin } from './api/plugin.js';
+import { DOCUMENTED_SCHEMAS, WEBHOOKS } from './api/webhook-event-schemas.js';
+import { connectErrors, connectPlugin } from './connect/plugin.js';
+import { DASHBOARD_PAGES } from './dashboard/pages.js';
+import { dashboardErrors, dashboardPlugin } from './dashboard/plugin.js';
+import { mentionsKey } from './keys/format.js';
+import type { ServiceContext } from './services/context.js';
+import { registerAssets } from './web/assets.js';
+import { registerHealth } from './web/health.js';
+import { PAGE_HEADERS } from './web/page-headers.js';
+import { newRequestId, preRoutingHandlers, type AreaErrors } from './web/pre-routing.js';
+import { answerErrors, respondWithProblem } from './web/problems.js';
+import { validatorCompiler } from './web/validation.js';
+
+export interface AppOptions {
+  ctx: ServiceContext;
+  logger: FastifyBaseLogger;
+  rateLimitPerMinute: number;
+  authFailureLimitPerMinute: number;
+  trustProxy?: boolean | string[];
+}
+
+/** One route as the router holds it: `GET /v1/end-users/:externalUserId`. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Every route the app registered, in order. The auth matrix reads its /v1 routes from here, so a
+     * new route cannot miss the guard's tests.
+     */
+    routeTable: readonly RouteEntry[];
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+export const BODY_LIMIT = 64 * 1024;
+
+/** Outside every area (probes, assets, the OpenAPI document, unknown paths): problem+json. */
+const OTHER: AreaErrors = { respond: respondWithProblem, page: () => null };
+
+export async function buildApp(options: AppOptions) {
+  const { ctx } = options;
+  const guard: GuardHook = managementGuard(ctx, { perKey: options.rateLimitPerMinute, failuresPerAddress: options.authFailureLimitPerMinute });
+  // Before routing there is no plugin yet: the target's first path segment picks the area that answers.
+  const preRouting = preRoutingHandlers({
+    guard,
+    areas: { api: apiErrors, pages: connectErrors, dashboard: dashboardErrors, other: OTHER },
+    pageHeaders: PAGE_HEADERS,
+    logger: options.logger,
+  });
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: options.trustProxy ?? false,
+    // An externalUserId of 255 characters, each up to 12 characters once percent-encoded.
+    routerOptions: { maxParamLength: 4096 },
+    // Fastify's own two lines a request are replaced by the one written in onResponse below.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      // A key pasted into the wrong header would otherwise be echoed back and logged.
+      const usable = typeof given === 'string' && REQUEST_ID.test(given) && !mentionsKey(given);
+      return usable ? given : newRequestId();
+    },
+    frameworkErrors: preRouting.frameworkErrors,
+    clientErrorHandler: preRouting.clientErrorHandler,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const routeTable: RouteEntry[] = [];
+  app.decorate('routeTable', routeTable);
+  // HEAD is left out: no route declares it, Fastify adds one beside each GET.
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  answerErrors(app, OTHER.respond);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One line a request, naming the route pattern and never the path itself: paths carry form tokens
+  // and end users' ids.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, route: request.routeOptions.url ?? '(no route)', statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its
+  // decorations live here rather than in the API's scope.
+  app.decorateRequest('auth', null);
+  app.decorateRequest('recheckAuth', null);
+  // A node that stops gives back the rate-limit quota it leased and did not spend.
+  app.addHook('onClose', async (instance) => guard.close(instance.log));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Keyward management API', version: '1.0.0', description: 'Every /v1 route needs both keys.' },
+      components: {
+        securitySchemes: {
+          accountKey: { type: 'http', scheme: 'bearer', description: 'Account API key: service_acct_…' },
+          serverKey: { type: 'apiKey', in: 'header', name: 'x-service-key', description: 'Server API key: service_srv_…' },
+        },
+        schemas: DOCUMENTED_SCHEMAS,
+      },
+      security: [{ accountKey: [], serverKey: [] }],
+      webhooks: WEBHOOKS,
+    },
+    // Only the management API is documented; pages and probes are not part of it.
+    hideUntagged: true,
+  });
+
+  await app.register(apiPlugin, { prefix: '/v1', ctx, guard });
+  await app.register(connectPlugin, { ctx });
+  await app.register(dashboardPlugin, {
+    prefix: '/dashboard',
+    ctx,
+    passwordChecksPerMinute: options.authFailureLimitPerMinute,
+    pages: DASHBOARD_PAGES,
+  });
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 303));
+  registerAssets(app);
+  registerHealth(app, ctx);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
