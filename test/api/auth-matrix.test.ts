@@ -4,16 +4,19 @@ import {
   GENERATED_REQUEST_ID,
   GUARD_CASES,
   PRECEDENCE_CASES,
+  appRouteTable,
   bearer,
   createAuthFixture,
   encodedVariants,
   expectPassed,
   expectRefusal,
+  matrixRoutes,
   rawHttp,
   secretsOf,
   send,
   type AuthFixture,
   type MatrixRoute,
+  type RouteRequests,
 } from '../helpers/auth-matrix.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
@@ -22,15 +25,43 @@ import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 const RATE_LIMIT = 3;
 const EXISTING_USER = 'u_matrix';
 
+/** A request for each /v1 route, by the route's name in the app's route table. */
+const REQUESTS: RouteRequests = {
+  'POST /v1/oauth/:provider/start': { path: '/v1/oauth/github/start', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
+  'POST /v1/credentials/static/:providerSlug/connect': { path: '/v1/credentials/static/openai/connect', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
+  'GET /v1/end-users': { path: '/v1/end-users', ok: { status: 200 } },
+  'GET /v1/end-users/:externalUserId': { path: `/v1/end-users/${EXISTING_USER}`, ok: { status: 200 } },
+  'DELETE /v1/end-users/:externalUserId': { path: '/v1/end-users/nobody', ok: { status: 404, code: 'end_user_not_found' } },
+};
+
+// The routes come from the app itself, read before the suites below are built from them.
+const TABLE = await appRouteTable();
+const FROM_TABLE = matrixRoutes(TABLE, REQUESTS);
+
 const ROUTES: MatrixRoute[] = [
-  { name: 'POST /v1/oauth/github/start', method: 'POST', path: '/v1/oauth/github/start', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
-  { name: 'POST /v1/credentials/static/openai/connect', method: 'POST', path: '/v1/credentials/static/openai/connect', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
-  { name: 'GET /v1/end-users', method: 'GET', path: '/v1/end-users', ok: { status: 200 } },
-  { name: 'GET /v1/end-users/{id}', method: 'GET', path: `/v1/end-users/${EXISTING_USER}`, ok: { status: 200 } },
-  { name: 'DELETE /v1/end-users/{id}', method: 'DELETE', path: '/v1/end-users/nobody', ok: { status: 404, code: 'end_user_not_found' } },
+  ...FROM_TABLE.routes,
   // Guarded like the rest, so a caller without keys cannot probe which routes exist.
   { name: 'an unknown /v1 path', method: 'GET', path: '/v1/no-such-route', ok: { status: 404, code: 'route_not_found' } },
 ];
+
+const LIST = ROUTES.find((route) => route.name === 'GET /v1/end-users')!;
+
+describe('the routes of the matrix', () => {
+  it('are every /v1 route in the app\'s route table, each with a request', () => {
+    expect(FROM_TABLE.missing, 'a /v1 route with no request in REQUESTS').toEqual([]);
+    expect(FROM_TABLE.stale, 'a request naming no /v1 route').toEqual([]);
+    expect(FROM_TABLE.routes.map((r) => r.name).sort()).toEqual(Object.keys(REQUESTS).sort());
+  });
+
+  it('would report a new /v1 route without a request, and leave other areas\' routes alone', () => {
+    const grown = [...TABLE, { method: 'PATCH', url: '/v1/end-users/:externalUserId' }, { method: 'GET', url: '/v1/webhooks' }];
+    expect(matrixRoutes(grown, REQUESTS).missing).toEqual(['PATCH /v1/end-users/:externalUserId', 'GET /v1/webhooks']);
+    expect(TABLE.some((r) => r.url.startsWith('/dashboard'))).toBe(true);
+    const withoutOne = { ...REQUESTS };
+    delete withoutOne['GET /v1/end-users'];
+    expect(matrixRoutes(TABLE, withoutOne).missing).toEqual(['GET /v1/end-users']);
+  });
+});
 
 /**
  * Issue 8 item 4: a percent-encoded spelling of a /v1 path reached its handler without the guard.
@@ -94,7 +125,7 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
   });
 
   describe('problem details', () => {
-    const route = ROUTES[2]!;
+    const route = LIST;
 
     it('keys_swapped says which header takes which key', async () => {
       const headers = { authorization: bearer(f.tenant.serverKey), 'x-service-key': f.tenant.accountKey };
@@ -114,7 +145,7 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
   });
 
   describe('x-request-id', () => {
-    const route = ROUTES[2]!;
+    const route = LIST;
 
     it('keeps a valid incoming id on a refusal and on a success', async () => {
       const refused = await t.app.inject({ method: 'GET', url: route.path, headers: { 'x-request-id': 'client.trace-01_A' } });
@@ -174,7 +205,7 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
     it('passes the same request with each header once', async () => {
       const key = await f.freshAccountKey();
       const response = await rawHttp(port, 'GET /v1/end-users HTTP/1.1', [`Authorization: ${bearer(key)}`, `x-service-key: ${f.tenant.serverKey}`]);
-      expectPassed(response, ROUTES[2]!, [key, f.tenant.serverKey], t.logs);
+      expectPassed(response, LIST, [key, f.tenant.serverKey], t.logs);
     });
 
     // app.inject resolves dot segments as a browser would; a raw client sends the target as it is.

@@ -1,17 +1,18 @@
 /**
  * The fifteen steps of CONTRACT 2.1 as data: for each step, requests whose first failing condition is
  * that step, the real keys and servers those conditions need, and the checks every guard answer must
- * pass. test/api/auth-matrix.test.ts runs it against every /v1 route.
+ * pass. test/api/auth-matrix.test.ts runs it against every /v1 route in the app's route table.
  */
 import { connect } from 'node:net';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { expect } from 'vitest';
+import type { RouteEntry } from '../../src/app.js';
 import { generateKey } from '../../src/keys/format.js';
 import { createAccountKey, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, rotateServerKey } from '../../src/services/servers.js';
-import { createTenant, type TestApp, type Tenant } from './test-app.js';
+import { createTenant, startTestApp, type TestApp, type Tenant } from './test-app.js';
 
 export const STEPS: Record<number, { status: number; code: string }> = {
   1: { status: 403, code: 'browser_access_forbidden' },
@@ -41,6 +42,36 @@ export interface MatrixRoute {
   body?: Record<string, unknown>;
   /** What the handler answers a fully valid request with. */
   ok: { status: number; code?: string };
+}
+
+/** The matrix's request for one route: the route named as the router holds it, `GET /v1/end-users/:externalUserId`. */
+export type RouteRequests = Record<string, Omit<MatrixRoute, 'name' | 'method'>>;
+
+/**
+ * The /v1 routes in an app's route table, each with its request from `requests`. A route with no
+ * request is `missing` and a request naming no route is `stale`: the matrix asserts both are empty,
+ * so a new /v1 route cannot escape the fifteen steps.
+ */
+export function matrixRoutes(table: readonly RouteEntry[], requests: RouteRequests) {
+  const names = [...new Set(table.filter((r) => r.url === '/v1' || r.url.startsWith('/v1/')).map((r) => `${r.method} ${r.url}`))];
+  const routes: MatrixRoute[] = names
+    .filter((name) => Object.hasOwn(requests, name))
+    .map((name) => ({ name, method: name.split(' ', 1)[0] as MatrixRoute['method'], ...requests[name]! }));
+  return {
+    routes,
+    missing: names.filter((name) => !Object.hasOwn(requests, name)),
+    stale: Object.keys(requests).filter((name) => !names.includes(name)),
+  };
+}
+
+/** The route table of a real app (on SQLite), read once while a test file is collected. */
+export async function appRouteTable(): Promise<RouteEntry[]> {
+  const t = await startTestApp('sqlite');
+  try {
+    return [...t.app.routeTable];
+  } finally {
+    await t.close();
+  }
 }
 
 export interface AuthFixture {
