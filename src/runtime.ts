@@ -4,7 +4,7 @@
  */
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
-import { createOutbound } from './outbound/outbound-http.js';
+import { lazyOutbound } from './outbound/lazy-outbound.js';
 import { catalogProvider } from './providers/catalog.js';
 import type { ServiceContext } from './services/context.js';
 import { verifyMasterKeys } from './services/master-key.js';
@@ -24,7 +24,7 @@ export async function openContext(config: Config, clock: Clock = systemClock): P
       publicUrl: config.publicUrl,
       catalog: catalogProvider,
       providerTimeoutMs: config.providerTimeoutSeconds * 1000,
-      outbound: createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.providerTimeoutSeconds * 1000 }),
+      outbound: lazyOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.providerTimeoutSeconds * 1000 }),
       refreshCooldownSeconds: config.refreshCooldownSeconds,
       signup: config.signup,
     };

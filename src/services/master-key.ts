@@ -6,7 +6,6 @@
  */
 import { ConfigError } from '../config.js';
 import type { Store } from '../store/store.js';
-import { sealedValueAad } from './sealed-columns.js';
 import { Vault } from './vault.js';
 
 const CHECK_TEXT = 'keyward master key check';
@@ -25,7 +24,12 @@ function opens(vault: Vault, sealed: Uint8Array, associatedData: string, expecte
 /** Some value sealed before check values existed, with the associated data it was sealed with. */
 async function anySealedValue(store: Store): Promise<{ sealed: Uint8Array; aad: string } | null> {
   const found = await store.masterKeys.anySealedValue();
-  return found && { sealed: found.row[found.column.column] as Uint8Array, aad: sealedValueAad(found.column, found.row) };
+  if (!found) return null;
+  // Loaded only here, on a database made before check values existed: the associated data comes
+  // from every service that seals (credentials, OAuth flows and their client, webhooks…), which a
+  // start on any other database, and every CLI command, need not load.
+  const { sealedValueAad } = await import('./sealed-columns.js');
+  return { sealed: found.row[found.column.column] as Uint8Array, aad: sealedValueAad(found.column, found.row) };
 }
 
 /** Records `vault`'s key as one the data is sealed under (again, if a rotation had retired it). */

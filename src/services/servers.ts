@@ -29,7 +29,8 @@ export async function createServer(
 ): Promise<{ serverId: string; serverKey: string }> {
   const name = input.name.trim();
   requireWellFormed({ name: ['server name', name] });
-  if (!name || name.length > 100) throw invalid('name', 'the server name must be 1 to 100 characters');
+  if (!name) throw invalid('name', 'enter a name for the server');
+  if (name.length > 100) throw invalid('name', 'the server name must be 1 to 100 characters');
   if (!SERVER_MODES.includes(input.mode)) throw invalid('mode', 'the mode must be business or personal');
   const now = iso(ctx.clock.now());
   const serverId = newId('srv');
@@ -101,6 +102,7 @@ export async function rotateServerKey(ctx: ServiceContext, serverId: string, gra
 /** Redirect URIs are compared exactly, so only absolute http(s) URIs without a fragment are taken. */
 export function checkRedirectUri(uri: string): string {
   requireWellFormed({ redirectUri: ['redirect URI', uri] });
+  if (!uri) throw invalid('redirectUri', 'enter a redirect URI');
   let parsed: URL;
   try {
     parsed = new URL(uri);
@@ -140,8 +142,12 @@ export interface AccountServerRow {
   keyHint: string | null;
 }
 
-/** An account's servers, oldest first, each with its current key's hint: the Servers page's table. */
+/**
+ * An account's servers, oldest first, each with its current key's hint: the Servers page's table and
+ * `keyward server list`. An unknown account is refused, not answered with an empty list.
+ */
 export async function listServersOfAccount(ctx: ServiceContext, accountId: string): Promise<AccountServerRow[]> {
+  if (!(await ctx.store.accounts.exists(accountId))) throw new DomainError('account_not_found', { detail: `no account ${accountId}` });
   const rows = await ctx.store.servers.listOfAccount(accountId);
   return rows.map((r) => ({ id: r.id, name: r.name, mode: r.mode, createdAt: r.created_at, keyHint: r.key_hint ?? null }));
 }

@@ -1,0 +1,92 @@
+/** `keyward provider …`: the providers a server offers, from the catalog or its own. */
+import { CLI_ACTOR } from '../services/context.js';
+import {
+  addCustomOAuthProvider,
+  addCustomStaticProvider,
+  enableProvider,
+  listProviderChoices,
+  parseFieldSpec,
+  type ProviderChoice,
+} from '../services/providers.js';
+import { list, optional, str, type Command } from './commands.js';
+
+export const commands: Record<string, Command> = {
+  'provider enable': {
+    usage: 'provider enable --server S --provider P [--client-id ID --client-secret SECRET --scopes a,b]',
+    options: {
+      server: { type: 'string', required: true },
+      provider: { type: 'string', required: true },
+      'client-id': { type: 'string' },
+      'client-secret': { type: 'string' },
+      scopes: { type: 'string' },
+    },
+    run: (ctx, o) =>
+      enableProvider(ctx, {
+        serverId: str(o, 'server'),
+        slug: str(o, 'provider'),
+        clientId: optional(o, 'client-id'),
+        clientSecret: optional(o, 'client-secret'),
+        scopes: list(optional(o, 'scopes')),
+        actor: CLI_ACTOR,
+      }),
+    text: (r) => `Provider ${r.provider} enabled on ${r.serverId}.`,
+  },
+  'provider add-oauth': {
+    usage:
+      'provider add-oauth --server S --slug P --authorization-url U --token-url U [--revocation-url U] --client-id ID --client-secret SECRET [--scopes a,b] [--token-auth client_secret_basic|client_secret_post] [--name N]',
+    options: {
+      server: { type: 'string', required: true },
+      slug: { type: 'string', required: true },
+      name: { type: 'string' },
+      'authorization-url': { type: 'string', required: true },
+      'token-url': { type: 'string', required: true },
+      'revocation-url': { type: 'string' },
+      'client-id': { type: 'string', required: true },
+      'client-secret': { type: 'string', required: true },
+      scopes: { type: 'string' },
+      'token-auth': { type: 'string' },
+    },
+    run: (ctx, o) =>
+      addCustomOAuthProvider(ctx, {
+        serverId: str(o, 'server'),
+        slug: str(o, 'slug'),
+        name: optional(o, 'name'),
+        authorizationUrl: str(o, 'authorization-url'),
+        tokenUrl: str(o, 'token-url'),
+        revocationUrl: optional(o, 'revocation-url'),
+        clientId: str(o, 'client-id'),
+        clientSecret: str(o, 'client-secret'),
+        scopes: list(optional(o, 'scopes')),
+        tokenAuth: optional(o, 'token-auth'),
+        actor: CLI_ACTOR,
+      }),
+    text: (r) => `Custom OAuth provider ${r.provider} added to ${r.serverId} and enabled.`,
+  },
+  'provider add-static': {
+    usage: 'provider add-static --server S --slug P --field name:Label[:secret][:optional] … [--name N]',
+    options: {
+      server: { type: 'string', required: true },
+      slug: { type: 'string', required: true },
+      name: { type: 'string' },
+      field: { type: 'string', multiple: true, required: true },
+    },
+    run: (ctx, o) =>
+      addCustomStaticProvider(ctx, {
+        serverId: str(o, 'server'),
+        slug: str(o, 'slug'),
+        name: optional(o, 'name'),
+        fields: (o.field as string[]).map(parseFieldSpec),
+        actor: CLI_ACTOR,
+      }),
+    text: (r) => `Custom static provider ${r.provider} added to ${r.serverId} and enabled.`,
+  },
+  'provider list': {
+    usage: 'provider list --server S',
+    options: { server: { type: 'string', required: true } },
+    run: async (ctx, o) => ({ providers: await listProviderChoices(ctx, str(o, 'server')) }),
+    text: (r) =>
+      (r.providers as ProviderChoice[])
+        .map((p) => `${p.slug}  "${p.name}"  ${p.kind}  ${p.custom ? 'custom' : 'catalog'}  ${p.enabled ? 'enabled' : 'not enabled'}`)
+        .join('\n'),
+  },
+};
