@@ -3,10 +3,8 @@
  * that Problem; any other code reaching /v1 is a route calling a service it should not, so it is null
  * here and the error handler answers internal_error and logs it.
  */
-import type { FastifyError, FastifyRequest } from 'fastify';
 import { ERRORS, Problem, type ErrorCode } from '../errors.js';
-import { DomainError } from '../services/domain-error.js';
-import type { ErrorReader } from '../web/problems.js';
+import type { DomainError } from '../services/domain-error.js';
 
 export type InputLocation = 'body' | 'query';
 
@@ -22,10 +20,3 @@ export function problemOf(error: DomainError, where: InputLocation = 'body'): Pr
   return new Problem('validation_failed', error.detail, { errors });
 }
 
-/** The API's reading of a thrown error: a refused field found in the query string is reported under /query, else /body. */
-export const readDomainError: ErrorReader = (error: FastifyError, request: FastifyRequest) => {
-  if (!(error instanceof DomainError)) return null;
-  const query = request.query;
-  const inQuery = error.field !== undefined && typeof query === 'object' && query !== null && Object.hasOwn(query, error.field);
-  return problemOf(error, inQuery ? 'query' : 'body');
-};

@@ -48,7 +48,8 @@ export async function createAccountKey(
 ): Promise<{ keyId: string; key: string }> {
   const label = input.label.trim();
   requireWellFormed({ label: ['label', label] });
-  if (!label || [...label].length > 100) throw invalid('label', 'the label must be 1 to 100 characters');
+  if (!label) throw invalid('label', 'enter a label, such as the name of the backend that will use the key');
+  if ([...label].length > 100) throw invalid('label', 'the label must be at most 100 characters');
   const environment = (input.environment ?? 'production') as Environment;
   if (!ENVIRONMENTS.includes(environment)) {
     throw invalid('environment', `the environment must be one of ${ENVIRONMENTS.join(', ')}`);
@@ -68,7 +69,9 @@ export async function createAccountKey(
     // The account row locked first, so two creations at once cannot both pass the count.
     if (!(await ctx.store.accounts.lock(input.accountId, now))) throw new DomainError('account_not_found', { detail: `no account ${input.accountId}` });
     if ((await ctx.store.keys.countUnrevokedAccountKeys(input.accountId)) >= MAX_ACTIVE_ACCOUNT_KEYS) {
-      throw new DomainError('key_limit_reached', { detail: `an account may have at most ${MAX_ACTIVE_ACCOUNT_KEYS} unrevoked keys; revoke one first` });
+      throw new DomainError('key_limit_reached', {
+        detail: `this account has ${MAX_ACTIVE_ACCOUNT_KEYS} keys that are not revoked, the most it may have. Revoke one you no longer use, then generate the new one.`,
+      });
     }
     await ctx.store.keys.addAccountKey({
       id: keyId,

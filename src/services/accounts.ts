@@ -16,7 +16,8 @@ export async function createAccount(
   const name = input.name.trim();
   const email = input.email.trim().toLowerCase();
   requireWellFormed({ name: ['account name', name], email: ['email address', email] });
-  if (!name || name.length > 200) throw invalid('name', 'the account name must be 1 to 200 characters');
+  if (!name) throw invalid('name', 'enter the name of the company or team');
+  if (name.length > 200) throw invalid('name', 'the account name must be at most 200 characters');
   if (!EMAIL.test(email) || email.length > 320) throw invalid('email', 'the email address is not valid');
   if (input.password !== undefined && (input.password.length < 8 || input.password.length > 1024)) {
     throw invalid('password', 'the password must be 8 to 1024 characters');
