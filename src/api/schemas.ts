@@ -85,7 +85,7 @@ export const ProblemSchema = Type.Object(
 
 /**
  * The error responses a route documents; all share the problem schema, under the media type they are
- * sent as (sendProblem sends them already serialised, so this describes them and compiles nothing).
+ * sent as. It documents them only: sendProblem sends its body already serialised, as text.
  */
 export function problemResponses(...statuses: number[]) {
   const response = { description: ProblemSchema.description, content: { 'application/problem+json': { schema: ProblemSchema } } };
