@@ -11,7 +11,8 @@ import { html, type SafeHtml } from '../web/html.js';
 import type { ServiceContext } from '../services/context.js';
 import { claimFormNonce, FORM_NONCE, newFormNonce, releaseFormNonce } from '../services/dashboard-forms.js';
 import { formText } from '../web/form-fields.js';
-import { dashboardPage, formExpiredPage, sendPage, type PageContext, type Section } from './layout.js';
+import { sendPage } from './layout.js';
+import { alreadySubmittedBody, dashboardPage, formExpiredPage, type Breadcrumb, type PageContext, type Section } from './layout-views.js';
 
 /** The hidden field of a form that creates something: a fresh nonce at every render. */
 export function onceField(): SafeHtml {
@@ -21,7 +22,7 @@ export function onceField(): SafeHtml {
 export interface OnceTarget {
   section: Section;
   /** The page the form was on, offered as the way back. */
-  back: { href: string; label: string };
+  back: Breadcrumb;
   /** What the member should do if the first answer (with a key shown once) was lost. */
   lost: string;
 }
@@ -42,11 +43,7 @@ export async function createOnce(
   const nonce = formText(request.body, 'once');
   if (!FORM_NONCE.test(nonce)) return sendPage(reply, formExpiredPage(), 403);
   if (!(await claimFormNonce(ctx, nonce))) {
-    const body = html`<section class="panel">
-<p>This form was already submitted; nothing new was made.</p>
-<p>${target.lost}</p>
-<p><a href="${target.back.href}">Back to ${target.back.label}</a></p>
-</section>`;
+    const body = alreadySubmittedBody(target);
     return sendPage(reply, dashboardPage(context, { title: 'Form already submitted', section: target.section, body }), 409);
   }
   try {

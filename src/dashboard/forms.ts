@@ -110,9 +110,3 @@ export function shownOnce(label: string, secret: string, kept = KEPT_DIGEST): Sa
 </section>`;
 }
 
-/** A service message ("the mode must be …") as a sentence beside a field or above a form. */
-export function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return /[.!?]$/.test(text) ? text : `${text}.`;
-}
-

@@ -8,11 +8,12 @@ import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../
 import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhook-endpoints.js';
 import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-retry-policy.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../services/webhook-events.js';
-import { timeOf } from './audit-pages.js';
-import { checkboxGroup, formError, selectField, textField, type FieldErrors } from './forms.js';
+import { checkboxGroup, formError, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
 import { onceField } from './form-once.js';
-import { csrfField } from './layout.js';
+import { timeOf } from './format.js';
+import { csrfField, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';
+import { serverTabPage } from './server-views.js';
 
 /** What each event type reports, beside its checkbox. */
 const EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
@@ -32,7 +33,7 @@ export const SECRET_GRACE_OPTIONS = [
   { value: '604800', label: '7 days' },
 ];
 
-export const SECRET_KEPT = 'Keyward keeps it encrypted, to sign with.';
+const SECRET_KEPT = 'Keyward keeps it encrypted, to sign with.';
 
 export function webhooksUrl(server: AccountServer): string {
   return `/dashboard/servers/${server.id}/webhooks`;
@@ -40,6 +41,18 @@ export function webhooksUrl(server: AccountServer): string {
 
 export function endpointUrl(server: AccountServer, webhookId: string): string {
   return `${webhooksUrl(server)}/${webhookId}`;
+}
+
+/** A page of the Webhooks tab; one endpoint's pages sit under the tab in the breadcrumbs. */
+export function webhookPage(
+  context: PageContext,
+  server: AccountServer,
+  title: string,
+  body: SafeHtml,
+  options: { notice?: string | null; endpoint?: boolean } = {},
+): string {
+  const under = options.endpoint ? { label: 'Webhooks', href: webhooksUrl(server) } : undefined;
+  return serverTabPage(context, server, { tab: 'webhooks', title, body, notice: options.notice, under });
 }
 
 function eventsText(events: readonly string[]): SafeHtml | string {
@@ -135,10 +148,20 @@ function deliveriesTable(server: AccountServer, endpoint: WebhookEndpointView, c
 </table>`;
 }
 
-/** One endpoint: what it is, its two actions (each behind a confirmation), and its deliveries. */
-export function endpointBody(server: AccountServer, endpoint: WebhookEndpointView, csrf: string, deliveries: DeliveryView[], shown: number): SafeHtml {
+/**
+ * One endpoint: what it is, its two actions (each behind a confirmation), and its deliveries; above
+ * them the signing secret, only in the answer to the POST that made it.
+ */
+export function endpointBody(
+  server: AccountServer,
+  endpoint: WebhookEndpointView,
+  csrf: string,
+  deliveries: { list: DeliveryView[]; shown: number },
+  secret?: { label: string; value: string },
+): SafeHtml {
   const base = endpointUrl(server, endpoint.id);
-  return html`<section class="panel" aria-labelledby="webhook-details">
+  return html`${secret ? shownOnce(secret.label, secret.value, SECRET_KEPT) : ''}
+<section class="panel" aria-labelledby="webhook-details">
 <h2 id="webhook-details">Endpoint</h2>
 <table><tbody>
 <tr><th scope="row">URL</th><td><code>${endpoint.url}</code></td></tr>
@@ -152,9 +175,9 @@ export function endpointBody(server: AccountServer, endpoint: WebhookEndpointVie
 </div>
 </section>
 <section class="panel" aria-labelledby="webhook-deliveries">
-<div class="panel-head"><h2 id="webhook-deliveries">Deliveries</h2><span class="muted">newest first, at most ${shown}</span></div>
+<div class="panel-head"><h2 id="webhook-deliveries">Deliveries</h2><span class="muted">newest first, at most ${deliveries.shown}</span></div>
 <p class="muted">A 2xx answer within ${WEBHOOK_TIMEOUT_MS / 1000} seconds delivers a message. Timeouts, network errors, 408, 429 and 5xx are retried for 24 hours; any other answer fails it at once. A failed message can be resent.</p>
-${deliveriesTable(server, endpoint, csrf, deliveries)}
+${deliveriesTable(server, endpoint, csrf, deliveries.list)}
 </section>`;
 }
 

@@ -8,7 +8,8 @@ import { html, type SafeHtml } from '../web/html.js';
 import { OAUTH_PROVIDERS, STATIC_PROVIDERS } from '../providers/catalog.js';
 import type { EnabledProviderView } from '../services/providers.js';
 import { formError, selectField, textArea, textField, type FieldErrors } from './forms.js';
-import { csrfField } from './layout.js';
+import { kindLabel, shownDate } from './format.js';
+import { csrfField } from './layout-views.js';
 
 /** Which form a refused POST came from: only that one is re-rendered with its values and errors. */
 export type ProviderForm = 'enable' | 'custom-oauth' | 'custom-static';
@@ -19,16 +20,6 @@ export interface RefusedForm {
   values: Record<string, string>;
   errors: FieldErrors;
   problem?: string;
-}
-
-/** A stored time shown to a person: minutes are enough, and the machine-readable value rides along. */
-export function shownDate(value: string | null | undefined): SafeHtml | string {
-  if (!value) return '—';
-  return html`<time datetime="${value}">${value.slice(0, 16).replace('T', ' ')} UTC</time>`;
-}
-
-export function kindLabel(kind: 'oauth2' | 'static'): string {
-  return kind === 'oauth2' ? 'OAuth' : 'Static';
 }
 
 function scopesCell(p: EnabledProviderView): SafeHtml {

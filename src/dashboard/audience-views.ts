@@ -1,0 +1,118 @@
+/**
+ * What a server's Audience tab shows (audience-pages.ts has the routes): the end users of a
+ * business-mode server and their credentials (provider, type, status, dates — never a secret), the
+ * filter, the pages, and the confirmation before a credential is revoked.
+ */
+import type { CredentialSummary, MemberPage } from '../services/audience.js';
+import { html, type SafeHtml } from '../web/html.js';
+import { selectField, textField } from './forms.js';
+import { kindLabel, shownDate } from './format.js';
+import { csrfField, dashboardPage, type PageContext } from './layout-views.js';
+import type { AccountServer } from './server-access.js';
+import { serverCrumbs, serverTabPage } from './server-views.js';
+
+/** The provider names of a server: the options of the filter, and a name for any slug. */
+export interface ProviderNames {
+  options: { value: string; label: string }[];
+  nameOf: (slug: string) => string;
+}
+
+export type AudienceFilter = { provider: string; prefix: string };
+
+export function audienceUrl(server: AccountServer, query: Record<string, string> = {}): string {
+  const search = new URLSearchParams(Object.entries(query).filter(([, v]) => v)).toString();
+  return `/dashboard/servers/${server.id}/audience${search ? `?${search}` : ''}`;
+}
+
+function statusBadge(status: CredentialSummary['status']): SafeHtml {
+  return status === 'active' ? html`<span class="badge ok">Active</span>` : html`<span class="badge warn">Needs re-authorisation</span>`;
+}
+
+function membersTable(server: AccountServer, page: MemberPage, nameOf: (slug: string) => string): SafeHtml {
+  const groups = page.data.map((member) => {
+    const span = Math.max(member.credentials.length, 1);
+    const head = html`<th scope="rowgroup" rowspan="${span}"><code>${member.externalUserId}</code></th>
+<td rowspan="${span}">${shownDate(member.createdAt)}</td><td rowspan="${span}">${shownDate(member.updatedAt)}</td>`;
+    if (member.credentials.length === 0) return html`<tbody><tr>${head}<td colspan="6" class="muted">No credentials</td></tr></tbody>`;
+    const rows = member.credentials.map(
+      (c, i) => html`<tr>${i === 0 ? head : ''}
+<td>${nameOf(c.provider)}</td><td>${kindLabel(c.type)}</td><td>${statusBadge(c.status)}</td>
+<td>${shownDate(c.connectedAt)}</td><td>${shownDate(c.updatedAt)}</td>
+<td class="actions"><form method="get" action="${audienceUrl(server)}/revoke">
+<input type="hidden" name="externalUserId" value="${member.externalUserId}"><input type="hidden" name="provider" value="${c.provider}">
+<button type="submit" class="secondary" aria-label="Revoke the ${nameOf(c.provider)} credential of ${member.externalUserId}">Revoke</button>
+</form></td></tr>`,
+    );
+    return html`<tbody>${rows}</tbody>`;
+  });
+  return html`<table class="row-headed audience">
+<thead><tr><th scope="col">External user id</th><th scope="col">Added</th><th scope="col">Updated</th><th scope="col">Provider</th><th scope="col">Type</th>
+<th scope="col">Status</th><th scope="col">Connected</th><th scope="col">Credential updated</th><th scope="col">Actions</th></tr></thead>
+${groups}
+</table>`;
+}
+
+function tabPage(context: PageContext, server: AccountServer, body: SafeHtml, notice: string | null = null): string {
+  return serverTabPage(context, server, { tab: 'audience', title: `${server.name}: Audience`, body, notice });
+}
+
+/** A personal-mode server has no audience, and its tab says where the mode is changed. */
+export function personalModePage(context: PageContext, server: AccountServer): string {
+  return tabPage(
+    context,
+    server,
+    html`<section class="panel">
+<p class="empty">This server is in personal mode, so it has no audience: only a business-mode server keeps credentials for the end users of your product.
+<a href="/dashboard/servers/${server.id}">Change its mode on the Overview tab</a>.</p>
+</section>`,
+  );
+}
+
+/** One page of end users, 20 at most, under the filter that chose them. */
+export function audiencePage(
+  context: PageContext,
+  server: AccountServer,
+  view: { members: MemberPage; filter: AudienceFilter; cursor: string; names: ProviderNames; notice: string | null },
+): string {
+  const { members, filter, cursor, names } = view;
+  const filtered = Boolean(filter.provider || filter.prefix);
+  const filterForm = html`<form method="get" action="${audienceUrl(server)}" class="inline-form audience-filter" aria-label="Filter end users">
+${selectField({ name: 'provider', label: 'Provider', value: filter.provider, options: [{ value: '', label: 'Any provider' }, ...names.options] })}
+${textField({ name: 'prefix', label: 'External user id starts with', value: filter.prefix, maxLength: 255, autocomplete: 'off' })}
+<div class="form-actions"><button type="submit" class="secondary">Filter</button>${filtered ? html`<a href="${audienceUrl(server)}">Clear filter</a>` : ''}</div>
+</form>`;
+  const empty = filtered
+    ? html`<p class="empty">No end users match this filter. <a href="${audienceUrl(server)}">Clear the filter</a> to see them all.</p>`
+    : cursor
+      ? html`<p class="empty">No more end users. <a href="${audienceUrl(server)}">Back to the first page</a>.</p>`
+      : html`<p class="empty">No end users yet. Your backend adds them with POST /v1/oauth/{provider}/start or POST /v1/credentials/static/{provider}/connect.</p>`;
+  const pager =
+    members.nextCursor || cursor
+      ? html`<nav class="form-actions audience-pages" aria-label="Pages">${cursor ? html`<a href="${audienceUrl(server, filter)}">First page</a>` : ''}${
+          members.nextCursor ? html`<a href="${audienceUrl(server, { ...filter, cursor: members.nextCursor })}">Next page</a>` : ''
+        }</nav>`
+      : '';
+  const body = html`<section class="panel" aria-labelledby="audience-title">
+<div class="panel-head"><h2 id="audience-title">End users</h2></div>
+${filterForm}
+${members.data.length ? membersTable(server, members, names.nameOf) : empty}
+${pager}
+</section>`;
+  return tabPage(context, server, body, view.notice);
+}
+
+/** "Revoke credential", confirmed by a POST form. */
+export function revokePage(context: PageContext, server: AccountServer, externalUserId: string, credential: CredentialSummary, providerName: string): string {
+  const body = html`<section class="panel" aria-labelledby="revoke-title">
+<h2 id="revoke-title">Revoke credential</h2>
+<p>Revoke the ${providerName} credential of ${externalUserId}? Keyward erases it and asks the provider to revoke its tokens.</p>
+<form method="post" action="${audienceUrl(server)}/revoke">
+${csrfField(context.csrf)}
+<input type="hidden" name="externalUserId" value="${externalUserId}">
+<input type="hidden" name="provider" value="${credential.provider}">
+<div class="form-actions"><button type="submit" class="danger">Revoke</button><a href="${audienceUrl(server)}">Cancel</a></div>
+</form>
+</section>`;
+  const crumbs = serverCrumbs(server, { label: 'Audience', href: audienceUrl(server) });
+  return dashboardPage(context, { title: 'Revoke credential', section: 'servers', body, breadcrumbs: crumbs });
+}

@@ -1,0 +1,112 @@
+/**
+ * The dashboard's page frame: one layout with the main navigation (Servers, Developer, Audit), the
+ * signed-in member, and "Sign out"; the public card of sign-in and sign-up; the error pages. Everything
+ * is rendered on the server with the escaping `html` template; the only script is /assets/dashboard.js
+ * (the "Copy" buttons), so the CSP allows no inline code.
+ */
+import { html, htmlDocument, type SafeHtml } from '../web/html.js';
+import type { MemberSession } from '../services/sessions.js';
+
+export type Section = 'servers' | 'developer' | 'audit';
+
+const SECTIONS: { id: Section; label: string; href: string }[] = [
+  { id: 'servers', label: 'Servers', href: '/dashboard/servers' },
+  { id: 'developer', label: 'Developer', href: '/dashboard/developer' },
+  { id: 'audit', label: 'Audit', href: '/dashboard/audit' },
+];
+
+function document(title: string, body: SafeHtml): string {
+  return htmlDocument(title, { stylesheet: '/assets/dashboard.css', script: '/assets/dashboard.js' }, body);
+}
+
+/** A hidden field with the session's CSRF token: every form of a signed-in page carries one. */
+export function csrfField(csrf: string): SafeHtml {
+  return html`<input type="hidden" name="csrf" value="${csrf}">`;
+}
+
+/** Who is signed in and the token of their forms: all a signed-in page needs of the request. */
+export interface PageContext {
+  member: MemberSession;
+  csrf: string;
+}
+
+export interface Breadcrumb {
+  label: string;
+  href: string;
+}
+
+export interface DashboardPage {
+  title: string;
+  section: Section;
+  body: SafeHtml;
+  /** A short confirmation shown above the content (after a redirect), never user-supplied text. */
+  notice?: string | null;
+  /** Links above the title, from the section down to this page's parent. */
+  breadcrumbs?: Breadcrumb[];
+}
+
+export function dashboardPage(context: PageContext, page: DashboardPage): string {
+  const nav = SECTIONS.map(
+    (s) => html`<a href="${s.href}"${s.id === page.section ? html` aria-current="page"` : ''}>${s.label}</a>`,
+  );
+  const crumbs = page.breadcrumbs?.length
+    ? html`<nav class="breadcrumbs" aria-label="Breadcrumb">${page.breadcrumbs.map((c) => html`<a href="${c.href}">${c.label}</a><span aria-hidden="true"> / </span>`)}</nav>`
+    : '';
+  return document(
+    page.title,
+    html`<body class="app">
+<header class="topbar">
+<a class="brand" href="/dashboard">Keyward</a>
+<nav class="main-nav" aria-label="Main">${nav}</nav>
+<div class="who"><span>${context.member.email}</span><span class="account">${context.member.accountName}</span>
+<form method="post" action="/dashboard/sign-out">${csrfField(context.csrf)}<button type="submit" class="link">Sign out</button></form></div>
+</header>
+<main class="page">
+${crumbs}
+<h1>${page.title}</h1>
+${page.notice ? html`<p class="notice" role="status">${page.notice}</p>` : ''}
+${page.body}
+</main>
+</body>`,
+  );
+}
+
+/** A signed-in form posted without its session's token (another site's, or a page kept too long). */
+export function formExpiredPage(): string {
+  return publicPage('Form expired', html`<p>This form could not be verified. Go back, reload the page and try again.</p>`);
+}
+
+/** Sign-in and sign-up: a centred card without navigation. */
+export function publicPage(title: string, body: SafeHtml): string {
+  return document(
+    title,
+    html`<body class="public">
+<main class="card">
+<p class="brand">Keyward</p>
+<h1>${title}</h1>
+${body}
+</main>
+</body>`,
+  );
+}
+
+/** What the dashboard shows for an error: a page, never a stack or the problem's internals. */
+export function errorPage(status: number): string {
+  const [title, text] =
+    status === 404
+      ? ['Page not found', 'This page does not exist, or it belongs to another account.']
+      : status >= 500
+        ? ['Something went wrong', 'Keyward could not finish this request. Try again in a moment.']
+        : ['Request not accepted', 'This request could not be read. Go back and try again.'];
+  return publicPage(title, html`<p>${text}</p>
+<p><a href="/dashboard">Back to the dashboard</a></p>`);
+}
+
+/** A create form sent a second time (its one-time nonce already claimed): nothing new was made. */
+export function alreadySubmittedBody(target: { back: Breadcrumb; lost: string }): SafeHtml {
+  return html`<section class="panel">
+<p>This form was already submitted; nothing new was made.</p>
+<p>${target.lost}</p>
+<p><a href="${target.back.href}">Back to ${target.back.label}</a></p>
+</section>`;
+}
