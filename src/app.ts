@@ -15,6 +15,8 @@ import { connectErrors, connectPlugin } from './connect/plugin.js';
 import { DASHBOARD_PAGES } from './dashboard/pages.js';
 import { dashboardErrors, dashboardPlugin } from './dashboard/plugin.js';
 import { mentionsKey } from './keys/format.js';
+import { registerHttpMetrics } from './metrics/http-metrics.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { ServiceContext } from './services/context.js';
 import { registerAssets } from './web/assets.js';
 import { registerHealth } from './web/health.js';
@@ -29,6 +31,8 @@ export interface AppOptions {
   rateLimitPerMinute: number;
   authFailureLimitPerMinute: number;
   trustProxy?: boolean | string[];
+  /** The node's metrics (KEYWARD_METRICS_PORT); without them no request is counted. */
+  metrics?: Metrics;
 }
 
 /** One route as the router holds it: `GET /v1/end-users/:externalUserId`. */
@@ -103,6 +107,8 @@ export async function buildApp(options: AppOptions) {
       'request',
     );
   });
+  // Before any area's plugin: a plugin inherits only the hooks registered before it.
+  if (options.metrics) registerHttpMetrics(app, options.metrics);
   // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its
   // decorations live here rather than in the API's scope.
   app.decorateRequest('auth', null);

@@ -1,8 +1,10 @@
 /** `keyward serve`: config → store → app → listen, and a clean stop on SIGINT / SIGTERM. */
 import { scheduleBackgroundRefresh } from './background-refresh-schedule.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
+import { Metrics } from './metrics/metrics.js';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { openContext } from './runtime.js';
 import { standardSweeps } from './services/sweeps.js';
 import { createOutbound } from './outbound/outbound-http.js';
@@ -17,12 +19,16 @@ export async function serve(config: Config): Promise<void> {
   for (const warning of config.warnings) logger.warn(warning);
   const { ctx, migrations } = await openContext(config);
   if (migrations.length) logger.info({ migrations }, 'database migrated');
+  // Counted only when KEYWARD_METRICS_PORT gives them a listener: otherwise nobody could read them.
+  const metrics = config.metrics ? new Metrics({ store: ctx.store }) : undefined;
+  ctx.observer = metrics;
   const app = await buildApp({
     ctx,
     logger,
     rateLimitPerMinute: config.rateLimitPerMinute,
     authFailureLimitPerMinute: config.authFailureLimitPerMinute,
     trustProxy: config.trustProxy,
+    metrics,
   });
   const sweeps = scheduleSweeps(ctx, standardSweeps({ auditRetentionDays: config.auditRetentionDays }), logger);
   // Null when KEYWARD_BACKGROUND_REFRESH_HOURS is 0: nothing is scheduled.
@@ -36,6 +42,7 @@ export async function serve(config: Config): Promise<void> {
   const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
   flush.unref();
 
+  let metricsServer: MetricsServer | null = null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -43,6 +50,7 @@ export async function serve(config: Config): Promise<void> {
     logger.info({ signal }, 'stopping');
     clearInterval(flush);
     await app.close();
+    await metricsServer?.close();
     await sweeps.stop();
     await backgroundRefresh?.stop();
     await webhooks.stop();
@@ -56,6 +64,18 @@ export async function serve(config: Config): Promise<void> {
 
   const address = await app.listen({ host: config.host, port: config.port });
   if (!ctx.publicUrl) ctx.publicUrl = `http://localhost:${new URL(address).port}`;
-  logger.info({ address, publicUrl: ctx.publicUrl, database: ctx.store.engine }, 'Keyward is listening');
+  if (metrics && config.metrics) {
+    try {
+      metricsServer = await startMetricsServer(metrics, config.metrics);
+    } catch (error) {
+      // The port is taken, say: start-up fails as a whole rather than run without the metrics asked for.
+      await stop('start-up failed');
+      throw new ConfigError('KEYWARD_METRICS_PORT', `the metrics listener cannot listen on ${config.metrics.host}:${config.metrics.port} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  logger.info(
+    { address, publicUrl: ctx.publicUrl, database: ctx.store.engine, ...(metricsServer ? { metrics: `${metricsServer.address}/metrics` } : {}) },
+    'Keyward is listening',
+  );
   logger.flush();
 }

@@ -11,6 +11,7 @@ import { buildApp } from '../../src/app.js';
 import { catalogProvider } from '../../src/providers/catalog.js';
 import type { Provider } from '../../src/providers/types.js';
 import { createLogger } from '../../src/logger.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { createOutbound, type Resolver } from '../../src/outbound/outbound-http.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { createAccountKey } from '../../src/services/account-keys.js';
@@ -52,6 +53,8 @@ export interface TestApp {
    * start()) when it wants deliveries made.
    */
   webhooks: WebhookDispatcher;
+  /** The node's metrics, when started with `metrics: true` (told to ctx.observer and the app, as serve does). */
+  metrics?: Metrics;
   close(): Promise<void>;
 }
 
@@ -75,6 +78,8 @@ export interface TestAppOptions {
   signup?: SignupPolicy;
   /** The webhook dispatcher's bounds (production's unless told). */
   webhookLimits?: Partial<DispatcherLimits>;
+  /** Count metrics, as serve does when KEYWARD_METRICS_PORT is set. */
+  metrics?: boolean;
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -115,6 +120,8 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     refreshCooldownSeconds: options.refreshCooldownSeconds ?? 30,
     signup: options.signup ?? 'open',
   };
+  const metrics = options.metrics ? new Metrics({ store }) : undefined;
+  ctx.observer = metrics;
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -130,6 +137,7 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     // The suites send many failing requests from one address on purpose.
     authFailureLimitPerMinute: options.authFailureLimitPerMinute ?? 1_000_000,
     trustProxy: options.trustProxy,
+    metrics,
   });
   await app.ready();
   const webhookOutbound = createOutbound({ allowPrivateUrls: options.allowPrivateUrls ?? true, timeoutMs: WEBHOOK_TIMEOUT_MS });
@@ -142,6 +150,7 @@ async function openNode(url: string, masterKey: Buffer, clock: TestClock, option
     ctx,
     logs,
     webhooks,
+    metrics,
     close: async () => {
       await app.close();
       await webhooks.stop();
@@ -159,6 +168,7 @@ export interface SecondNode {
   clock: TestClock;
   logs: string[];
   webhooks: WebhookDispatcher;
+  metrics?: Metrics;
   /** Closes this node only; the database belongs to the first. */
   close(): Promise<void>;
 }
