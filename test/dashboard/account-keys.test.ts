@@ -103,7 +103,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
     const past = new Date(t.clock.now().getTime() - 60_000).toISOString().slice(0, 16);
     const refused = await generate(client, { label: 'Too late', expiresAt: past });
     expect(refused.statusCode).toBe(422);
-    expect(refused.body).toContain('<p class="error" id="field-expiresAt-error">Choose a time in the future (UTC).</p>');
+    expect(refused.body).toContain('<p class="error" id="field-expiresAt-error">The expiry must be in the future.</p>');
     expect(refused.body).toContain('value="Too late"');
     const garbled = await generate(client, { label: 'Garbled', expiresAt: 'next tuesday' });
     expect(garbled.statusCode).toBe(422);
@@ -132,10 +132,10 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
 
     const long = await generate(client, { label: 'x'.repeat(101) });
     expect(long.statusCode).toBe(422);
-    expect(long.body).toContain('id="field-label-error">Use at most 100 characters.</p>');
+    expect(long.body).toContain('id="field-label-error">The label must be at most 100 characters.</p>');
     const environment = await generate(client, { label: 'Fine', environment: 'moon' });
     expect(environment.statusCode).toBe(422);
-    expect(environment.body).toContain('id="field-environment-error">Choose one of the environments.</p>');
+    expect(environment.body).toContain('id="field-environment-error">The environment must be one of production, staging, development, other.</p>');
     expect(await listAccountKeys(t.ctx, accountId)).toEqual([]);
   });
 

@@ -75,6 +75,27 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     expect(visible((await client.get('/dashboard/servers')).body)).toContain('First');
   });
 
+  it('refuses a sign-up with the account service’s own message beside the field it names, keeping what was typed but the password', async () => {
+    const client = new DashboardClient(t.app);
+    const members = () => t.ctx.store.db.selectFrom('members').select('id').execute();
+    const before = await members();
+    const refusals: [Record<string, string>, string, string][] = [
+      [{ accountName: '   ', email: 'blank@acme.example', password: PASSWORD }, 'accountName', 'Enter the name of the company or team.'],
+      [{ accountName: 'Acme', email: 'not-an-email', password: PASSWORD }, 'email', 'The email address is not valid.'],
+      [{ accountName: 'Acme', email: 'short@acme.example', password: 'seven77' }, 'password', 'The password must be 8 to 1024 characters.'],
+    ];
+    for (const [fields, field, message] of refusals) {
+      const refused = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', fields);
+      expect(refused.statusCode, field).toBe(422);
+      expect(refused.body).toContain(`<p class="error" id="field-${field}-error">${message}</p>`);
+      // Only the field the service named is marked.
+      expect(refused.body.match(/<p class="error" id="field-/g), field).toHaveLength(1);
+      expect(refused.body).toContain(`value="${fields.email}"`);
+      expect(refused.body).not.toContain(fields.password);
+    }
+    expect(await members()).toEqual(before);
+  });
+
   it('answers a wrong password with one message that does not say which part was wrong', async () => {
     await signUpMember(t.app, { email: 'wrong@acme.example' });
     const client = new DashboardClient(t.app);

@@ -141,7 +141,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     const before = await snapshotTables(t.ctx);
     const badSlug = await customOAuth(client, page, { oauthSlug: 'Acme SSO' });
     expect(badSlug.statusCode).toBe(422);
-    expect(errorBeside(badSlug.body, 'oauthSlug')).toBe('Use 1 to 63 lower-case letters, digits and -, starting with a letter or digit.');
+    expect(errorBeside(badSlug.body, 'oauthSlug')).toBe('The slug must be 1 to 63 lower-case letters, digits and -, starting with a letter or digit.');
     expect(badSlug.body).toContain('value="https://sso.acme.example/authorize"');
     expect(badSlug.body).not.toContain('acme-client-secret-5f1e9c');
 

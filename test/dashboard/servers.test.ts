@@ -93,7 +93,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
 
     const badMode = await client.submit(SERVERS, SERVERS, { name: 'Staging', mode: 'team' });
     expect(badMode.statusCode).toBe(422);
-    expect(badMode.body).toContain('<p class="error" id="field-mode-error">Choose Business or Personal.</p>');
+    expect(badMode.body).toContain('<p class="error" id="field-mode-error">The mode must be business or personal.</p>');
     expect(badMode.body).toContain('value="Staging"');
 
     const long = await client.submit(SERVERS, SERVERS, { name: 'x'.repeat(101), mode: 'personal' });
@@ -172,7 +172,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
 
     const bad = await client.submit(`${SERVERS}/${serverId}`, `${SERVERS}/${serverId}/mode`, { mode: 'everyone' });
     expect(bad.statusCode).toBe(422);
-    expect(bad.body).toContain('<p class="error" id="field-mode-error">Choose Business or Personal.</p>');
+    expect(bad.body).toContain('<p class="error" id="field-mode-error">The mode must be business or personal.</p>');
     expect((await serverRow(serverId)).mode).toBe('personal');
 
     const back = await client.submit(`${SERVERS}/${serverId}`, `${SERVERS}/${serverId}/mode`, { mode: 'business' });

@@ -9,7 +9,7 @@ import { browserUrlRefusal, outboundUrlRefusal } from '../../src/outbound/addres
 import { OAUTH_PROVIDERS } from '../../src/providers/catalog.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomOAuthProvider } from '../../src/services/providers.js';
-import { ServiceError } from '../../src/services/service-error.js';
+import { DomainError } from '../../src/services/domain-error.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
@@ -19,14 +19,14 @@ import { ALLOW_HINT, REFUSED_TOKEN_URLS } from './refused-urls.js';
 
 const PUBLIC = { authorizationUrl: 'https://sso.acme.example/authorize', tokenUrl: 'https://sso.acme.example/token' };
 
-/** What the service threw, as `reason: message`, or 'added'. */
+/** What the service threw, as `code/field: detail`, or 'added'. */
 async function outcome(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
     return 'added';
   } catch (error) {
-    if (!(error instanceof ServiceError)) throw error;
-    return `${error.reason}: ${error.message}`;
+    if (!(error instanceof DomainError)) throw error;
+    return `${error.code}/${error.field}: ${error.detail}`;
   }
 }
 
@@ -58,9 +58,9 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
   it('refuses every private or loopback spelling of a token URL, naming the field and the address, and stores nothing', async () => {
     const before = await snapshotTables(t.ctx);
     for (const { url, because } of REFUSED_TOKEN_URLS) {
-      expect(await add(t.ctx, { tokenUrl: url }), url).toBe(`invalid: the token URL ${because}${ALLOW_HINT}`);
+      expect(await add(t.ctx, { tokenUrl: url }), url).toBe(`validation_failed/tokenUrl: the token URL ${because}${ALLOW_HINT}`);
     }
-    expect(await add(t.ctx, { revocationUrl: 'https://10.0.0.5/revoke' })).toBe(`invalid: the revocation URL points at a private address (10.0.0.5)${ALLOW_HINT}`);
+    expect(await add(t.ctx, { revocationUrl: 'https://10.0.0.5/revoke' })).toBe(`validation_failed/revocationUrl: the revocation URL points at a private address (10.0.0.5)${ALLOW_HINT}`);
     expect(await snapshotTables(t.ctx)).toEqual(before);
   });
 
@@ -69,16 +69,16 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
   });
 
   it('asks only https of the authorization URL, which the end user’s browser opens and Keyward never calls', async () => {
-    expect(await add(t.ctx, { authorizationUrl: 'http://sso.acme.example/authorize' })).toBe(`invalid: the authorization URL must be https${ALLOW_HINT}`);
+    expect(await add(t.ctx, { authorizationUrl: 'http://sso.acme.example/authorize' })).toBe(`validation_failed/authorizationUrl: the authorization URL must be https${ALLOW_HINT}`);
     expect(await add(t.ctx, { authorizationUrl: 'https://10.0.0.5/authorize' })).toBe('added');
   });
 
   it('refuses credentials, fragments and other schemes whatever KEYWARD_ALLOW_PRIVATE_URLS says', async () => {
     for (const ctx of [t.ctx, lenient.ctx]) {
-      expect(await add(ctx, { tokenUrl: 'https://user:pass@sso.acme.example/token' })).toBe('invalid: the token URL must not carry credentials or a #fragment');
-      expect(await add(ctx, { tokenUrl: 'http://127.0.0.1:8080/token#x' })).toBe('invalid: the token URL must not carry credentials or a #fragment');
-      expect(await add(ctx, { revocationUrl: 'ftp://127.0.0.1/revoke' })).toBe('invalid: the revocation URL must be https');
-      expect(await add(ctx, { tokenUrl: '/token' })).toBe('invalid: the token URL must be an absolute URL');
+      expect(await add(ctx, { tokenUrl: 'https://user:pass@sso.acme.example/token' })).toBe('validation_failed/tokenUrl: the token URL must not carry credentials or a #fragment');
+      expect(await add(ctx, { tokenUrl: 'http://127.0.0.1:8080/token#x' })).toBe('validation_failed/tokenUrl: the token URL must not carry credentials or a #fragment');
+      expect(await add(ctx, { revocationUrl: 'ftp://127.0.0.1/revoke' })).toBe('validation_failed/revocationUrl: the revocation URL must be https');
+      expect(await add(ctx, { tokenUrl: '/token' })).toBe('validation_failed/tokenUrl: the token URL must be an absolute URL');
     }
   });
 
