@@ -4,7 +4,7 @@
  * `script` runs serve on one and copies what it shows to our pipe.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,10 +41,18 @@ function serveOnTerminal(env: NodeJS.ProcessEnv) {
     partial = parts.pop()!;
     lines.push(...parts.map((line) => line.replace(ESCAPES, '').replace(/\r/g, '')));
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  // script passes SIGTERM on to serve, which stops cleanly; script then exits with serve's status.
+  child.stdout.on('end', () => {
+    if (partial) lines.push(partial.replace(ESCAPES, '').replace(/\r/g, ''));
+  });
+  // 'close', not 'exit': every line the terminal showed has been read by then.
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  // SIGTERM goes to serve itself (script's child: the shell exec'd it), as a process manager would send
+  // it; script, told first, would stop copying the terminal before serve's last lines. script then
+  // exits with serve's status.
   const stop = async () => {
-    child.kill('SIGTERM');
+    const served = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
+    expect(served).toHaveLength(1);
+    process.kill(served[0]!, 'SIGTERM');
     return exited;
   };
   return { lines, stop };
@@ -72,7 +80,7 @@ describe('serve logs', () => {
     } finally {
       expect(await serve.stop()).toBe(0);
     }
-    expect(serve.lines.some((line) => /INFO: stopping \{"signal":"SIGTERM"\}/.test(line))).toBe(true);
+    expect(serve.lines.some((line) => /INFO: stopping \{"signal":"SIGTERM"\}/.test(line)), serve.lines.join('\n')).toBe(true);
   });
 
   it('prints JSON lines, as a service log, when stdout is not a terminal', async () => {
