@@ -61,8 +61,7 @@ async function errorOf(response: Response): Promise<KeywardError> {
   });
 }
 
-async function bodyOf<T>(response: Response): Promise<T> {
-  const text = await response.text();
+function parsed<T>(response: Response, text: string): T {
   try {
     return JSON.parse(text) as T;
   } catch (error) {
@@ -102,15 +101,18 @@ export class Transport {
     const init = { method: call.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) };
     for (let attempt = 1; ; attempt++) {
       let response: Response;
+      let text = '';
       try {
         response = await this.#options.fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+        // The body is read inside the same timeout and retry: an answer cut off half-way is tried again.
+        if (response.ok) text = await response.text();
       } catch (error) {
         const failure = failureOf(error, timeoutMs);
         if (attempt >= retry.maxAttempts) throw failure;
         await sleep(backoffMs(attempt, retry.maxDelayMs));
         continue;
       }
-      if (response.ok) return bodyOf<T>(response);
+      if (response.ok) return parsed<T>(response, text);
       const error = await errorOf(response);
       if (!retryableStatus(response.status) || attempt >= retry.maxAttempts) throw error;
       const asked = retryAfterMs(response.headers.get('retry-after'));

@@ -92,6 +92,13 @@ describe('5xx and broken connections', () => {
     expect(standIn.exchanges.map((e) => e.status)).toEqual([null, 200]);
   });
 
+  it('retries a 200 whose body was cut off half-way', async () => {
+    standIn.script('cut');
+    const page = await keyward.listEndUsers();
+    expect(page.hasMore).toBe(false);
+    expect(standIn.exchanges.map((e) => e.status)).toEqual([200, 200]);
+  });
+
   it('gives up after maxAttempts with the last error', async () => {
     const client = new Keyward({ baseUrl: standIn.url, accountKey: tenant.accountKey, serverKey: tenant.serverKey, maxAttempts: 3, maxRetryDelayMs: 100 });
     standIn.script({ status: 500, body: problem('first') }, { status: 502, body: problem('second') }, { status: 503, body: problem('third') });

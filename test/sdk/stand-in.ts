@@ -2,7 +2,7 @@
  * A real HTTP server in front of Keyward, for the SDK's retry and failure tests: it forwards each
  * request (recording what went and what came back), unless the test scripted the next answer: a
  * status of its own, Keyward's answer lost and replaced by a status (the request still reached
- * Keyward), no answer at all, or the connection closed without one.
+ * Keyward), no answer at all, the connection closed without one, or a 200 cut off half-way.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,8 @@ export type StandInAnswer =
   | { status: number; headers?: Record<string, string>; body?: string }
   | { forwardThenAnswer: number }
   | 'hang'
-  | 'reset';
+  | 'reset'
+  | 'cut';
 
 export interface Exchange {
   method: string;
@@ -53,6 +54,12 @@ export async function startStandIn(upstream: string): Promise<StandIn> {
       const answer = queue.shift();
       if (answer === 'reset') {
         request.socket.destroy();
+        return;
+      }
+      if (answer === 'cut') {
+        exchange.status = 200;
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        response.write('{"data":[', () => request.socket.destroy());
         return;
       }
       if (answer === 'hang') {
