@@ -1,6 +1,6 @@
 /**
- * Problem details (RFC 9457) and the closed list of error codes. A handler throws a Problem; the one
- * error handler in http/errors-plugin.ts renders it. Nothing else decides a status code.
+ * Problem details (RFC 9457) and the closed list of error codes. A handler throws a Problem; its
+ * area's error handler (web/problems.ts, answerErrors) renders it. Nothing else decides a status code.
  */
 
 export const ERRORS = {
