@@ -13,6 +13,7 @@ import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
 import type { AreaErrors } from '../web/pre-routing.js';
 import { answerErrors } from '../web/problems.js';
+import { readRefusal } from './domain-errors.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
 import { sendPage } from './layout.js';
 import { errorPage, formExpiredPage, type PageContext } from './layout-views.js';
@@ -48,7 +49,7 @@ export interface DashboardOptions {
 export async function dashboardPlugin(scope: FastifyInstance, options: DashboardOptions) {
   const { ctx } = options;
   const cookies = { secure: ctx.publicUrl.startsWith('https:') };
-  answerErrors(scope, dashboardErrors.respond);
+  answerErrors(scope, dashboardErrors.respond, readRefusal);
   await scope.register(formbody);
   scope.decorateRequest('dashboard', null);
   registerAuthRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
