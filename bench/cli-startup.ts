@@ -102,7 +102,7 @@ function sample(variant: Variant): Promise<Sample> {
 /** Which files `key list` loads: ESM through a load hook, CommonJS from require's cache at exit. */
 function loadedFiles(variant: Variant) {
   const list = join(work, `${variant.name}.modules`);
-  const probe = new URL('./cli-module-probe.mjs', import.meta.url).href;
+  const probe = new URL('../test/helpers/module-probe.mjs', import.meta.url).href;
   execFileSync(process.execPath, ['--import', probe, ...variant.entry, 'key', 'list', '--account', variant.accountId!, '--json'], {
     cwd: variant.cwd,
     env: { ...variant.env, CLI_MODULE_PROBE_OUT: list },

@@ -1,4 +1,4 @@
-// The load hook of bench/cli-module-probe.mjs: it runs on the loader's thread and writes each URL as
+// The load hook of module-probe.mjs: it runs on the loader's thread and writes each URL as
 // it is loaded.
 import { appendFileSync } from 'node:fs';
 
