@@ -7,12 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/keys/format.js';
+import { runBackgroundRefresh } from '../../src/services/background-refresh.js';
 import { startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
 import { UNMATCHED_ROUTE } from '../../src/metrics/http-metrics.js';
 import { ENGINES } from '../helpers/databases.js';
 import { storedCredential } from '../helpers/oauth-credentials.js';
 import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
 import { startSecondNode } from '../helpers/test-app.js';
+import { subscribe } from '../helpers/webhook-events.js';
 import { scrape, scrapeWhen, total } from './scrape.js';
 
 const REQUESTS = 'keyward_http_requests_total';
@@ -111,6 +113,43 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect(delta(after, 'rejected')).toBe(1);
     expect(delta(after, 'failed')).toBe(1);
     expect(total(after, REFRESHES) - total(before, REFRESHES)).toBe(4);
+  });
+
+  it('counts the background refresh as its run reports it', async () => {
+    await o.connect(memberId('background'));
+    const before = await scrape(metrics.address);
+    o.t.clock.advance(2 * 3600);
+    const report = (await runBackgroundRefresh(o.t.ctx, { hours: 1 }))!;
+    expect(report.refreshed).toBeGreaterThanOrEqual(1);
+    const after = await scrape(metrics.address);
+    const delta = (outcome: string) => after.value(REFRESHES, { provider: 'acme', outcome }) - before.value(REFRESHES, { provider: 'acme', outcome });
+    expect(delta('refreshed')).toBe(report.refreshed);
+    expect(delta('failed')).toBe(report.failed);
+    expect(delta('rejected')).toBe(report.rejected);
+    // Busy credentials were not attempted: nothing else is counted.
+    expect(total(after, REFRESHES) - total(before, REFRESHES)).toBe(report.picked - report.busy);
+  });
+
+  it('counts webhook attempts by what they did to their message: retrying, delivered, failed', async () => {
+    const subscriber = await subscribe(o.t, o.tenant.serverId, ['credential.connected']);
+    try {
+      const before = await scrape(metrics.address);
+      // The first message: a 503 (retried later), then a 204; the second: a 400 (given up at once).
+      subscriber.receiver.script({ status: 503 }, { status: 204 }, { status: 400 });
+      await o.connect(memberId('hooked'));
+      expect(await o.t.webhooks.drain()).toBe(1);
+      o.t.clock.advance(60);
+      expect(await o.t.webhooks.drain()).toBe(1);
+      await o.connect(memberId('refused'));
+      expect(await o.t.webhooks.drain()).toBe(1);
+      expect(subscriber.receiver.received).toHaveLength(3);
+      const after = await scrape(metrics.address);
+      const delta = (outcome: string) =>
+        after.value('keyward_webhook_deliveries_total', { outcome }) - before.value('keyward_webhook_deliveries_total', { outcome });
+      expect([delta('retrying'), delta('delivered'), delta('failed')]).toEqual([1, 1, 1]);
+    } finally {
+      await subscriber.close();
+    }
   });
 
   it('shows no key, token, id or path in a scrape, and only route patterns as routes', async () => {
