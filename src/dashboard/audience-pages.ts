@@ -3,13 +3,14 @@
  * type, status, dates — never a secret), 20 a page, with a "Revoke" per credential that goes through a
  * confirmation page whose form POSTs. A personal-mode server has no audience and says so.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Problem } from '../errors.js';
 import { findMemberCredential, listMembers, revokeMember, type CredentialSummary } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
 import { listServerProviders } from '../services/providers.js';
-import { formText } from '../web/form-fields.js';
 import { audiencePage, audienceUrl, personalModePage, revokePage, type ProviderNames } from './audience-views.js';
+import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
 import { memberActor } from './actor-names.js';
@@ -24,17 +25,24 @@ const REVOKED: Record<string, string> = {
   not_supported: 'Credential revoked. Keyward erased it; this provider offers no way to revoke tokens, so nothing more was sent to it.',
 };
 
-type AudienceRoute = { Params: { serverId: string }; Querystring: Record<string, unknown> };
+// Values are kept as given: external user ids are matched exactly, so nothing is trimmed but a slug.
+const ListQuery = Query({
+  provider: Text(100),
+  prefix: Text(1024),
+  cursor: Text(1024),
+  notice: Notice,
+  revocation: Text(64),
+});
+// A credential not named in full is the same 404 as an unknown one.
+const CredentialFields = { externalUserId: Text(1024), provider: Text(100) };
+const RevokeQuery = Query(CredentialFields);
+const RevokeBody = SignedInForm(CredentialFields);
 
-/** A query value as given: external user ids are matched exactly, so nothing is trimmed. */
-function queryText(query: Record<string, unknown>, name: string): string {
-  const value = query[name];
-  return typeof value === 'string' ? value : '';
-}
+type ServerParams = { serverId: string };
 
 export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContext) {
   /** The server of the URL, in the member's account and in business mode (else the same 404 as an unknown one). */
-  async function businessServer(request: FastifyRequest<AudienceRoute>): Promise<AccountServer> {
+  async function businessServer(request: FastifyRequest<{ Params: ServerParams }>): Promise<AccountServer> {
     const server = await serverOfAccount(ctx, pageContext(request).member.accountId, request.params.serverId);
     if (server.mode !== 'business') throw new Problem('route_not_found', 'A personal-mode server has no audience.');
     return server;
@@ -49,20 +57,21 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
     };
   }
 
-  scope.get<AudienceRoute>('/servers/:serverId/audience', async (request, reply) => {
+  scope.get<{ Params: ServerParams; Querystring: Static<typeof ListQuery> }>('/servers/:serverId/audience', queryRoute(ListQuery), async (request, reply) => {
+    refuseMalformed(request);
     const context = pageContext(request);
     const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
     if (server.mode !== 'business') return sendPage(reply, personalModePage(context, server));
-    const filter = { provider: queryText(request.query, 'provider').trim(), prefix: queryText(request.query, 'prefix') };
-    const cursor = queryText(request.query, 'cursor');
+    const { query } = request;
+    const filter = { provider: (query.provider ?? '').trim(), prefix: query.prefix ?? '' };
+    const cursor = query.cursor ?? '';
     const members = await listMembers(ctx, server.id, {
       limit: PAGE_SIZE,
       cursor: cursor || undefined,
       provider: filter.provider || undefined,
       prefix: filter.prefix || undefined,
     });
-    const revocation = queryText(request.query, 'revocation');
-    const notice = queryText(request.query, 'notice') === 'credential-revoked' ? (fixedText(REVOKED, revocation) ?? 'Credential revoked.') : null;
+    const notice = query.notice === 'credential-revoked' ? (fixedText(REVOKED, query.revocation) ?? 'Credential revoked.') : null;
     return sendPage(reply, audiencePage(context, server, { members, filter, cursor, names: await providerNames(server.id), notice }));
   });
 
@@ -74,20 +83,22 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
     return found;
   }
 
-  scope.get<AudienceRoute>('/servers/:serverId/audience/revoke', async (request, reply) => {
+  scope.get<{ Params: ServerParams; Querystring: Static<typeof RevokeQuery> }>('/servers/:serverId/audience/revoke', queryRoute(RevokeQuery), async (request, reply) => {
+    refuseMalformed(request);
     const context = pageContext(request);
     const server = await businessServer(request);
-    const externalUserId = queryText(request.query, 'externalUserId');
-    const credential = await namedCredential(server, externalUserId, queryText(request.query, 'provider'));
+    const externalUserId = request.query.externalUserId ?? '';
+    const credential = await namedCredential(server, externalUserId, request.query.provider ?? '');
     const { nameOf } = await providerNames(server.id);
     return sendPage(reply, revokePage(context, server, externalUserId, credential, nameOf(credential.provider)));
   });
 
-  scope.post<AudienceRoute>('/servers/:serverId/audience/revoke', async (request, reply) => {
+  scope.post<{ Params: ServerParams; Body: Static<typeof RevokeBody> }>('/servers/:serverId/audience/revoke', formRoute(RevokeBody), async (request, reply) => {
+    refuseMalformed(request);
     const { member } = pageContext(request);
     const server = await businessServer(request);
-    const externalUserId = formText(request.body, 'externalUserId');
-    const credential = await namedCredential(server, externalUserId, formText(request.body, 'provider').trim());
+    const externalUserId = request.body.externalUserId ?? '';
+    const credential = await namedCredential(server, externalUserId, (request.body.provider ?? '').trim());
     const result = await revokeMember(ctx, {
       accountId: member.accountId,
       serverId: server.id,

@@ -3,24 +3,26 @@
  * through the member's account id, so another account's events, keys, members and servers never
  * appear. audit-views.ts tells each event as a sentence.
  */
+import { Type, type Static } from '@sinclair/typebox';
 import { actorNames } from './actor-names.js';
 import { auditPage, type EventRow } from './audit-views.js';
+import { Query, queryRoute, refuseMalformed } from './form-schemas.js';
 import { sendPage } from './layout.js';
-import { errorPage } from './layout-views.js';
 import { pageContext, type PageRoutes } from './plugin.js';
 
 const PAGE_SIZE = 50;
 
 /** A page position: the last shown event's time and id, so no event is skipped or repeated. */
 const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)~(evt_[0-9a-f]{28})$/;
+/** A cursor this page did not make is refused (the 400 page), as /v1 refuses one. */
+const AuditQuery = Query({ before: Type.Optional(Type.String({ pattern: CURSOR.source })) });
 
 export const registerAuditPages: PageRoutes = (scope, ctx) => {
-  scope.get('/audit', async (request, reply) => {
+  scope.get<{ Querystring: Static<typeof AuditQuery> }>('/audit', queryRoute(AuditQuery), async (request, reply) => {
+    refuseMalformed(request);
     const context = pageContext(request);
     const { accountId } = context.member;
-    const before = (request.query as Record<string, unknown>).before;
-    const cursor = typeof before === 'string' ? CURSOR.exec(before) : null;
-    if (before !== undefined && !cursor) return sendPage(reply, errorPage(400), 400);
+    const cursor = request.query.before ? CURSOR.exec(request.query.before) : null;
 
     // One more than a page: whether it came tells whether there are older events.
     const rows: EventRow[] = await ctx.store.audit.pageOfAccount(accountId, cursor ? { at: cursor[1]!, id: cursor[2]! } : null, PAGE_SIZE + 1);

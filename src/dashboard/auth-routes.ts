@@ -9,17 +9,19 @@
  * email taken, and sign-in's failures and lock-out read the same for every email.
  */
 import { randomBytes } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AddressLimit } from '../auth/rate-limit.js';
-import { html } from '../web/html.js';
 import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
-import { ServiceError } from '../services/service-error.js';
 import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/sessions.js';
 import { cookie, readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
-import { formError, sentence, textField, type FieldErrors } from './forms.js';
-import { fixedText, publicPage, sendPage } from './layout.js';
+import { refusalOf } from './domain-errors.js';
+import { Filled, formErrors, formRoute, Notice, PublicForm, Query, queryRoute, refuseMalformed, Text } from './form-schemas.js';
+import { expiredAnonymousForm, signInForm, signUpClosed, signUpForm } from './auth-views.js';
+import { clockTime } from './format.js';
+import { fixedText, sendPage } from './layout.js';
 
 export const SESSION_COOKIE = 'keyward_session';
 const ANON_CSRF_COOKIE = 'keyward_dashboard_csrf';
@@ -43,10 +45,13 @@ const NOTICES: Record<string, string> = {
     'Sign in with the email and password you just entered. If that email already had an account, nothing was changed: use the password it already has.',
 };
 
-const TOO_MANY_FROM_ADDRESS = 'Too many attempts from this address. Wait a minute and try again.';
+const SignInQuery = Query({ notice: Notice });
+// A password is taken as typed: spaces count, so only an empty one is "not entered".
+const SignInBody = PublicForm({ email: Filled(), password: Type.String({ minLength: 1, maxLength: 4096 }) });
+// The account's rules (a name's length, an email's form, a password's length) are the service's.
+const SignUpBody = PublicForm({ accountName: Text(), email: Text(), password: Text() });
 
-/** "after 10:45 UTC": when a locked email may sign in again. */
-const lockEnd = (until: string) => `${until.slice(11, 16)} UTC`;
+const TOO_MANY_FROM_ADDRESS = 'Too many attempts from this address. Wait a minute and try again.';
 
 export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, options: SessionCookies & { passwordChecksPerMinute: number }) {
   // Every sign-in and sign-up is counted before scrypt runs: counting only failures, after the
@@ -72,44 +77,6 @@ export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, 
     return !!token && (await openSession(ctx, token)) !== null;
   }
 
-  const signInForm = (csrf: string, email: string, errors: FieldErrors, problem: { text?: string | null; signUp: boolean; notice?: string | null }) =>
-    publicPage(
-      'Sign in',
-      html`${problem.notice ? html`<p class="notice" role="status">${problem.notice}</p>` : ''}${formError(problem.text)}
-<form method="post" action="/dashboard/sign-in" novalidate>
-<input type="hidden" name="csrf" value="${csrf}">
-${textField({ name: 'email', label: 'Email', type: 'email', value: email, required: true, autocomplete: 'username', errors })}
-${textField({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password', errors })}
-<button type="submit">Sign in</button>
-</form>
-${problem.signUp ? html`<p class="aside">New to Keyward? <a href="/dashboard/sign-up">Create account</a></p>` : ''}`,
-    );
-
-  const signUpForm = (csrf: string, values: Record<string, string>, errors: FieldErrors, problem?: string) =>
-    publicPage(
-      'Create account',
-      html`${formError(problem)}
-<form method="post" action="/dashboard/sign-up" novalidate>
-<input type="hidden" name="csrf" value="${csrf}">
-${textField({ name: 'accountName', label: 'Company or team name', value: values.accountName, required: true, maxLength: 200, errors })}
-${textField({ name: 'email', label: 'Email', type: 'email', value: values.email, required: true, autocomplete: 'username', errors })}
-${textField({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 8 characters.', errors })}
-<button type="submit">Create account</button>
-</form>
-<p class="aside">Already have an account? <a href="/dashboard/sign-in">Sign in</a></p>`,
-    );
-
-  /** The answer to a sign-up the policy refuses (KEYWARD_SIGNUP): how accounts are made here instead. */
-  const signUpClosed = () =>
-    publicPage(
-      'Accounts are made by the operator',
-      html`<p>This Keyward does not create accounts from the dashboard. Its operator makes them on the server, with:</p>
-<pre><code>npx keyward account create --name "Your company" --email you@company.example --password …</code></pre>
-<p>Ask the person who runs this Keyward for an account. If you have one already, <a href="/dashboard/sign-in">sign in</a>.</p>`,
-    );
-
-  const expired = () => publicPage('Form expired', html`<p>This form could not be verified. <a href="/dashboard/sign-in">Reload it</a> and try again.</p>`);
-
   /** Signs the browser in with a new session, ending the one it brought (no session id outlives a sign-in). */
   async function startSession(request: FastifyRequest, reply: FastifyReply, token: string) {
     const previous = readCookie(request.headers.cookie, SESSION_COOKIE);
@@ -117,28 +84,27 @@ ${textField({ name: 'password', label: 'Password', type: 'password', required: t
     return reply.header('set-cookie', sessionCookie(token, options)).redirect(HOME, 303);
   }
 
-  scope.get('/sign-in', async (request, reply) => {
+  scope.get<{ Querystring: Static<typeof SignInQuery> }>('/sign-in', queryRoute(SignInQuery), async (request, reply) => {
+    refuseMalformed(request);
     if (await signedIn(request)) return reply.redirect(HOME, 303);
-    const notice = fixedText(NOTICES, (request.query as Record<string, unknown>).notice);
+    const notice = fixedText(NOTICES, request.query.notice);
     return sendPage(reply, signInForm(anonCsrf(formNonce(request, reply)), '', {}, { signUp: await signUpAllowed(ctx), notice }));
   });
 
-  scope.post('/sign-in', async (request, reply) => {
-    if (!csrfValid(request)) return sendPage(reply, expired(), 403);
-    const csrf = formText(request.body, 'csrf');
-    const email = formText(request.body, 'email').trim();
-    const password = formText(request.body, 'password');
-    const errors: FieldErrors = {};
-    if (!email) errors.email = 'Enter your email.';
-    if (!password) errors.password = 'Enter your password.';
+  scope.post<{ Body: Static<typeof SignInBody> }>('/sign-in', formRoute(SignInBody), async (request, reply) => {
+    if (!csrfValid(request)) return sendPage(reply, expiredAnonymousForm(), 403);
+    const errors = formErrors(request, { email: 'Enter your email.', password: 'Enter your password.' });
+    const { csrf } = request.body;
+    const email = (request.body.email ?? '').trim();
+    const password = request.body.password ?? '';
     const again = async (status: number, text?: string) =>
-      sendPage(reply, signInForm(csrf, email, errors, { text, signUp: await signUpAllowed(ctx) }), status);
-    if (Object.keys(errors).length) return again(422);
+      sendPage(reply, signInForm(csrf, email, errors ?? {}, { text, signUp: await signUpAllowed(ctx) }), status);
+    if (errors) return again(422);
     if (overLimit(request)) return again(429, TOO_MANY_FROM_ADDRESS);
     const result = await signIn(ctx, { email, password });
     if (result.ok) return startSession(request, reply, result.token);
-    if (result.reason === 'locked') return again(429, `Too many failed sign-ins for this email. Try again after ${lockEnd(result.until)}.`);
-    const locked = result.lockedUntil ? ` Too many failed sign-ins for this email: try again after ${lockEnd(result.lockedUntil)}.` : '';
+    if (result.reason === 'locked') return again(429, `Too many failed sign-ins for this email. Try again after ${clockTime(result.until)}.`);
+    const locked = result.lockedUntil ? ` Too many failed sign-ins for this email: try again after ${clockTime(result.lockedUntil)}.` : '';
     return again(401, `That email and password do not match an account.${locked}`);
   });
 
@@ -148,27 +114,22 @@ ${textField({ name: 'password', label: 'Password', type: 'password', required: t
     return sendPage(reply, signUpForm(anonCsrf(formNonce(request, reply)), {}, {}));
   });
 
-  scope.post('/sign-up', async (request, reply) => {
+  scope.post<{ Body: Static<typeof SignUpBody> }>('/sign-up', formRoute(SignUpBody), async (request, reply) => {
     if (!(await signUpAllowed(ctx))) return sendPage(reply, signUpClosed(), 403);
-    if (!csrfValid(request)) return sendPage(reply, expired(), 403);
-    const csrf = formText(request.body, 'csrf');
-    const values = { accountName: formText(request.body, 'accountName').trim(), email: formText(request.body, 'email').trim() };
-    const password = formText(request.body, 'password');
-    const errors: FieldErrors = {};
-    if (!values.accountName) errors.accountName = 'Enter the name of your company or team.';
-    else if (values.accountName.length > 200) errors.accountName = 'Use at most 200 characters.';
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email)) errors.email = 'Enter an email address such as you@company.com.';
-    if (password.length < 8) errors.password = 'Use at least 8 characters.';
-    else if (password.length > 1024) errors.password = 'Use at most 1024 characters.';
-    if (Object.keys(errors).length) return sendPage(reply, signUpForm(csrf, values, errors), 422);
+    if (!csrfValid(request)) return sendPage(reply, expiredAnonymousForm(), 403);
+    const errors = formErrors(request);
+    const { csrf } = request.body;
+    const values = { accountName: (request.body.accountName ?? '').trim(), email: (request.body.email ?? '').trim() };
+    const password = request.body.password ?? '';
+    if (errors) return sendPage(reply, signUpForm(csrf, values, errors), 422);
     if (overLimit(request)) return sendPage(reply, signUpForm(csrf, values, {}, TOO_MANY_FROM_ADDRESS), 429);
     let result: Awaited<ReturnType<typeof signUp>>;
     try {
       result = await signUp(ctx, { accountName: values.accountName, email: values.email, password });
     } catch (error) {
-      // The service's own checks (well-formed text…) refuse what the form's checks above let through.
-      if (error instanceof ServiceError && error.reason === 'invalid') return sendPage(reply, signUpForm(csrf, values, {}, sentence(error.message)), 422);
-      throw error;
+      // The account's rules are the service's; an email already taken never reaches here (signUp answers as for a new one).
+      const refused = refusalOf(error, { name: 'accountName', email: 'email', password: 'password' });
+      return sendPage(reply, signUpForm(csrf, values, refused.errors, refused.problem), refused.status);
     }
     // Another sign-up made the instance's first account while this one was checked.
     if (result === 'refused') return sendPage(reply, signUpClosed(), 403);

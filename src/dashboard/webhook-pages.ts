@@ -6,10 +6,8 @@
  * or message answers the same 404 as an unknown one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { html, type SafeHtml } from '../web/html.js';
-import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
-import { ServiceError } from '../services/service-error.js';
+import { DomainError } from '../services/domain-error.js';
 import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
 import {
   addWebhookEndpoint,
@@ -23,12 +21,15 @@ import {
   rotateWebhookSecret,
   type WebhookEndpointView,
 } from '../services/webhook-endpoints.js';
-import { formText, own } from '../web/form-fields.js';
-import { sentence, shownOnce, type FieldErrors } from './forms.js';
+import { Type, type Static } from '@sinclair/typebox';
 import { createOnce } from './form-once.js';
-import { dashboardPage, fixedText, sendPage, type PageContext } from './layout.js';
+import { Checked, Choice, CreateForm, Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm } from './form-schemas.js';
+import { isNotFound, notFoundPage, refusalOf } from './domain-errors.js';
+import { fixedText, sendPage } from './layout.js';
+import type { PageContext } from './layout-views.js';
 import { pageContext } from './plugin.js';
-import { memberActor, serverBreadcrumbs, serverOfAccount, serverTabs, type AccountServer } from './server-access.js';
+import { memberActor } from './actor-names.js';
+import { serverOfAccount, type AccountServer } from './server-access.js';
 import {
   EMPTY_ADD_FORM,
   endpointBody,
@@ -36,7 +37,7 @@ import {
   removeBody,
   rotateBody,
   SECRET_GRACE_OPTIONS,
-  SECRET_KEPT,
+  webhookPage,
   webhooksBody,
   webhooksUrl,
   type AddForm,
@@ -49,15 +50,22 @@ const NOTICES: Record<string, string> = {
   'message-not-failed': 'That message is not failed (it was resent already, or delivered), so it was left as it is.',
 };
 
-type ServerRoute = { Params: { serverId: string }; Querystring: { notice?: unknown } };
-type EndpointRoute = { Params: { serverId: string; webhookId: string }; Querystring: { notice?: unknown } };
-type MessageRoute = { Params: { serverId: string; webhookId: string; messageId: string } };
+// Event names are the service's to check (an unknown one is refused beside Events), so they are text here.
+const AddBody = CreateForm({ url: Filled(), events: Checked(Type.String({ maxLength: 100 })) });
+const RotateBody = CreateForm({ grace: Choice(SECRET_GRACE_OPTIONS.map((o) => o.value)) });
+/** "Remove" and "Resend": a button and the CSRF token, nothing else. */
+const ButtonBody = SignedInForm({});
+const NoticeQuery = Query({ notice: Notice });
 
-/** Every value of a repeated form field (checkboxes): one value arrives as a string, several as an array. */
-function formList(body: unknown, name: string): string[] {
-  const value = body && typeof body === 'object' ? own(body as Record<string, unknown>, name) : undefined;
-  const values = Array.isArray(value) ? value : [value];
-  return values.filter((v): v is string => typeof v === 'string');
+type ServerParams = { serverId: string };
+type EndpointParams = { serverId: string; webhookId: string };
+type ServerRoute = { Params: ServerParams; Querystring: Static<typeof NoticeQuery> };
+type EndpointRoute = { Params: EndpointParams; Querystring: Static<typeof NoticeQuery> };
+type MessageRoute = { Params: EndpointParams & { messageId: string }; Body: Static<typeof ButtonBody> };
+
+/** Checked boxes as a list, however many there were. */
+function listOf(value: string | string[] | undefined): string[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
 /** A service's "no such …" as the dashboard's 404, whatever else it is passed on. */
@@ -65,29 +73,12 @@ async function orNotFound<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof ServiceError && error.reason === 'not_found') throw new Problem('route_not_found', 'No such webhook endpoint or message on this server.');
+    if (isNotFound(error)) throw notFoundPage();
     throw error;
   }
 }
 
 export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext) {
-  const crumbs = (server: AccountServer, endpoint?: boolean) => [
-    ...serverBreadcrumbs(),
-    { label: server.name, href: `/dashboard/servers/${server.id}` },
-    ...(endpoint ? [{ label: 'Webhooks', href: webhooksUrl(server) }] : []),
-  ];
-
-  function page(context: PageContext, server: AccountServer, title: string, body: SafeHtml, options: { notice?: string | null; endpoint?: boolean } = {}) {
-    return dashboardPage(context, {
-      title,
-      section: 'servers',
-      notice: options.notice,
-      breadcrumbs: crumbs(server, options.endpoint),
-      body: html`${serverTabs(server, 'webhooks')}
-${body}`,
-    });
-  }
-
   async function accountServer(request: FastifyRequest<{ Params: { serverId: string } }>) {
     return serverOfAccount(ctx, pageContext(request).member.accountId, request.params.serverId);
   }
@@ -101,7 +92,7 @@ ${body}`,
 
   async function tabPage(reply: FastifyReply, context: PageContext, server: AccountServer, form: AddForm, notice: string | null, status = 200) {
     const { webhooks } = await listWebhookEndpoints(ctx, server.id);
-    return sendPage(reply, page(context, server, `${server.name}: Webhooks`, webhooksBody(server, context.csrf, webhooks, form), { notice }), status);
+    return sendPage(reply, webhookPage(context, server, `${server.name}: Webhooks`, webhooksBody(server, context.csrf, webhooks, form), { notice }), status);
   }
 
   async function endpointPage(
@@ -112,23 +103,22 @@ ${body}`,
     state: { notice?: string | null; secret?: { label: string; value: string } } = {},
   ) {
     const { deliveries } = await listDeliveries(ctx, { webhookId: endpoint.id, serverId: server.id });
-    const body = html`${state.secret ? shownOnce(state.secret.label, state.secret.value, SECRET_KEPT) : ''}
-${endpointBody(server, endpoint, context.csrf, deliveries, DELIVERIES_SHOWN)}`;
-    return sendPage(reply, page(context, server, `${server.name}: Webhook endpoint`, body, { notice: state.notice, endpoint: true }));
+    const body = endpointBody(server, endpoint, context.csrf, { list: deliveries, shown: DELIVERIES_SHOWN }, state.secret);
+    return sendPage(reply, webhookPage(context, server, `${server.name}: Webhook endpoint`, body, { notice: state.notice, endpoint: true }));
   }
 
-  scope.get<ServerRoute>('/servers/:serverId/webhooks', async (request, reply) => {
+  scope.get<ServerRoute>('/servers/:serverId/webhooks', queryRoute(NoticeQuery), async (request, reply) => {
+    refuseMalformed(request);
     const server = await accountServer(request);
     return tabPage(reply, pageContext(request), server, EMPTY_ADD_FORM, fixedText(NOTICES, request.query.notice));
   });
 
-  scope.post<ServerRoute>('/servers/:serverId/webhooks', async (request, reply) => {
+  scope.post<{ Params: ServerParams; Body: Static<typeof AddBody> }>('/servers/:serverId/webhooks', formRoute(AddBody), async (request, reply) => {
     const context = pageContext(request);
     const server = await accountServer(request);
-    const form: AddForm = { url: formText(request.body, 'url').trim(), events: formList(request.body, 'events'), errors: {} };
-    if (!form.url) form.errors.url = 'Enter the URL of your endpoint.';
-    if (form.events.length === 0) form.errors.events = 'Choose at least one event.';
-    if (Object.keys(form.errors).length) return tabPage(reply, context, server, form, null, 422);
+    const errors = formErrors(request, { url: 'Enter the URL of your endpoint.', events: 'Choose at least one event.' });
+    const form: AddForm = { url: (request.body.url ?? '').trim(), events: listOf(request.body.events), errors: errors ?? {} };
+    if (errors) return tabPage(reply, context, server, form, null, 422);
     const target = {
       section: 'servers' as const,
       back: { href: webhooksUrl(server), label: 'Webhooks' },
@@ -150,16 +140,14 @@ ${endpointBody(server, endpoint, context.csrf, deliveries, DELIVERIES_SHOWN)}`;
         // Answered here, not after a redirect: the secret exists only in this response.
         return endpointPage(reply, context, server, endpoint, { notice: 'Endpoint added.', secret: { label: 'Signing secret', value: secret } });
       } catch (error) {
-        if (!(error instanceof ServiceError) || error.reason === 'not_found') throw error;
-        const message = sentence(error.message);
-        if (error.reason === 'limit') return tabPage(reply, context, server, { ...form, problem: message }, null, 409);
-        const errors: FieldErrors = /event type/.test(error.message) ? { events: message } : { url: message };
-        return tabPage(reply, context, server, { ...form, errors }, null, 422);
+        const refused = refusalOf(error, { url: 'url', events: 'events' });
+        return tabPage(reply, context, server, { ...form, errors: refused.errors, problem: refused.problem }, null, refused.status);
       }
     });
   });
 
-  scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId', async (request, reply) => {
+  scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId', queryRoute(NoticeQuery), async (request, reply) => {
+    refuseMalformed(request);
     const { server, endpoint } = await accountEndpoint(request);
     return endpointPage(reply, pageContext(request), server, endpoint, { notice: fixedText(NOTICES, request.query.notice) });
   });
@@ -168,16 +156,17 @@ ${endpointBody(server, endpoint, context.csrf, deliveries, DELIVERIES_SHOWN)}`;
     const context = pageContext(request);
     const { server, endpoint } = await accountEndpoint(request);
     const body = rotateBody(server, endpoint, context.csrf, String(DEFAULT_SECRET_GRACE_SECONDS));
-    return sendPage(reply, page(context, server, 'Rotate signing secret', body, { endpoint: true }));
+    return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }));
   });
 
-  scope.post<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/rotate-secret', async (request, reply) => {
+  scope.post<{ Params: EndpointParams; Body: Static<typeof RotateBody> }>('/servers/:serverId/webhooks/:webhookId/rotate-secret', formRoute(RotateBody), async (request, reply) => {
     const context = pageContext(request);
     const { server, endpoint } = await accountEndpoint(request);
-    const grace = formText(request.body, 'grace');
-    if (!SECRET_GRACE_OPTIONS.some((o) => o.value === grace)) {
-      const body = rotateBody(server, endpoint, context.csrf, String(DEFAULT_SECRET_GRACE_SECONDS), { grace: 'Choose a grace period from the list.' });
-      return sendPage(reply, page(context, server, 'Rotate signing secret', body, { endpoint: true }), 422);
+    const errors = formErrors(request, { grace: 'Choose a grace period from the list.' });
+    const { grace } = request.body;
+    if (errors) {
+      const body = rotateBody(server, endpoint, context.csrf, String(DEFAULT_SECRET_GRACE_SECONDS), errors);
+      return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }), 422);
     }
     const target = {
       section: 'servers' as const,
@@ -195,16 +184,18 @@ ${endpointBody(server, endpoint, context.csrf, deliveries, DELIVERIES_SHOWN)}`;
   scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/remove', async (request, reply) => {
     const context = pageContext(request);
     const { server, endpoint } = await accountEndpoint(request);
-    return sendPage(reply, page(context, server, 'Remove webhook endpoint', removeBody(server, endpoint, context.csrf), { endpoint: true }));
+    return sendPage(reply, webhookPage(context, server, 'Remove webhook endpoint', removeBody(server, endpoint, context.csrf), { endpoint: true }));
   });
 
-  scope.post<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/remove', async (request, reply) => {
+  scope.post<{ Params: EndpointParams; Body: Static<typeof ButtonBody> }>('/servers/:serverId/webhooks/:webhookId/remove', formRoute(ButtonBody), async (request, reply) => {
+    refuseMalformed(request);
     const { server, endpoint } = await accountEndpoint(request);
     await orNotFound(() => removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: memberActor(pageContext(request).member.memberId) }));
     return reply.redirect(`${webhooksUrl(server)}?notice=webhook-removed`, 303);
   });
 
-  scope.post<MessageRoute>('/servers/:serverId/webhooks/:webhookId/messages/:messageId/resend', async (request, reply) => {
+  scope.post<MessageRoute>('/servers/:serverId/webhooks/:webhookId/messages/:messageId/resend', formRoute(ButtonBody), async (request, reply) => {
+    refuseMalformed(request);
     const { server, endpoint } = await accountEndpoint(request);
     const back = endpointUrl(server, endpoint.id);
     try {
@@ -212,7 +203,7 @@ ${endpointBody(server, endpoint, context.csrf, deliveries, DELIVERIES_SHOWN)}`;
         resendMessage(ctx, { messageId: request.params.messageId, serverId: server.id, actor: memberActor(pageContext(request).member.memberId) }),
       );
     } catch (error) {
-      if (error instanceof ServiceError && error.reason === 'conflict') return reply.redirect(`${back}?notice=message-not-failed`, 303);
+      if (error instanceof DomainError && error.code === 'webhook_message_not_failed') return reply.redirect(`${back}?notice=message-not-failed`, 303);
       throw error;
     }
     return reply.redirect(`${back}?notice=message-resent`, 303);

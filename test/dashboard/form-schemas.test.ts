@@ -1,0 +1,101 @@
+/**
+ * The dashboard's form and query schemas through the real app: a form a person can correct comes back
+ * as its page (422) with the form's words beside the field; a request no page of ours makes (an unknown
+ * field, a list where one text is expected, a query value past its bound) is the dashboard's 400 page,
+ * never a JSON problem; and the session and CSRF checks still come before the schema's answer.
+ * Schemas do not touch storage, so one engine is enough.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hiddenFieldsOf, newSignedInMember, visible, type DashboardClient } from '../helpers/dashboard-session.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+
+const SERVERS = '/dashboard/servers';
+const SERVER_IN_PAGE = /action="\/dashboard\/servers\/(srv_[0-9a-f]{28})\/mode"/;
+
+function expectBadRequestPage(response: { statusCode: number; headers: Record<string, unknown>; body: string }) {
+  expect(response.statusCode).toBe(400);
+  expect(String(response.headers['content-type'])).toMatch(/^text\/html/);
+  expect(visible(response.body)).toContain('Request not accepted');
+  expect(response.body).not.toContain('validation_failed');
+}
+
+describe('dashboard form and query schemas', () => {
+  let t: TestApp;
+  let client: DashboardClient;
+  let serverId: string;
+  beforeAll(async () => {
+    t = await startTestApp('sqlite');
+    ({ client } = await newSignedInMember(t.app, t.ctx.store.db, 'Schemas'));
+    const made = await client.submit(SERVERS, SERVERS, { name: 'Schema checks', mode: 'business' });
+    expect(made.statusCode).toBe(200);
+    serverId = SERVER_IN_PAGE.exec(made.body)![1]!;
+  });
+  afterAll(() => t.close());
+
+  /** Posts the page's form `action` with its hidden fields and the given body (raw, to send lists and extras). */
+  async function postRaw(page: string, action: string, extra: string) {
+    const hidden = new URLSearchParams(hiddenFieldsOf((await client.get(page)).body, action)).toString();
+    return t.app.inject({
+      method: 'POST',
+      url: action,
+      headers: { cookie: client.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `${hidden}&${extra}`,
+    });
+  }
+
+  it('re-renders a form whose required field was left empty, with its own words beside the field', async () => {
+    const webhooks = `/dashboard/servers/${serverId}/webhooks`;
+    const response = await client.submit(webhooks, webhooks, { url: '   ', events: 'credential.connected' });
+    expect(response.statusCode).toBe(422);
+    expect(response.body).toMatch(/<p class="error" id="field-url-error">Enter the URL of your endpoint.<\/p>/);
+    expect(response.body).toContain('aria-invalid="true"');
+  });
+
+  it('says the limit beside a text longer than the server takes', async () => {
+    const providers = `/dashboard/servers/${serverId}/providers`;
+    const response = await client.submit(providers, providers, { provider: 'x'.repeat(101) });
+    expect(response.statusCode).toBe(422);
+    expect(response.body).toMatch(/id="field-provider-error">Use at most 100 characters.</);
+  });
+
+  it('answers the 400 page, not a problem, to a field no form has and to a list where one text goes', async () => {
+    expectBadRequestPage(await postRaw(SERVERS, SERVERS, 'name=A&mode=business&admin=1'));
+    expectBadRequestPage(await postRaw(SERVERS, SERVERS, 'name=A&name=B&mode=business'));
+    const servers = await client.get(SERVERS);
+    expect(visible(servers.body)).not.toContain('A,B');
+  });
+
+  it('answers the 400 page to a choice no select offers and to a query value past its bound', async () => {
+    const overview = `/dashboard/servers/${serverId}`;
+    const rotate = await postRaw(overview, `${overview}/rotate-key`, 'grace=0&grace=3600');
+    expectBadRequestPage(rotate);
+    expectBadRequestPage(await client.get(`${overview}/audience?provider=${'p'.repeat(101)}`));
+    expectBadRequestPage(await client.get('/dashboard/audit?before=not-a-cursor'));
+  });
+
+  it('keeps a choice outside the list correctable where the form has words for it', async () => {
+    const overview = `/dashboard/servers/${serverId}`;
+    const response = await client.submit(overview, `${overview}/rotate-key`, { grace: '12' });
+    expect(response.statusCode).toBe(422);
+    expect(response.body).toMatch(/id="field-grace-error">Choose a grace period from the list.</);
+  });
+
+  it('checks the session and the CSRF token before the schema', async () => {
+    const forged = await t.app.inject({
+      method: 'POST',
+      url: SERVERS,
+      headers: { cookie: client.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'csrf=wrong&admin=1',
+    });
+    expect(forged.statusCode).toBe(403);
+    expect(visible(forged.body)).toContain('Form expired');
+    const anonymous = await t.app.inject({
+      method: 'POST',
+      url: SERVERS,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'admin=1',
+    });
+    expect(anonymous.statusCode).toBe(303);
+    expect(anonymous.headers.location).toBe('/dashboard/sign-in');
+  });
+});
