@@ -7,9 +7,8 @@ import type { AccountKeyView } from '../services/account-keys.js';
 import { ENVIRONMENTS } from '../services/account-keys.js';
 import { html, type SafeHtml } from '../web/html.js';
 import { formError, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
-import { onceField } from './form-once.js';
 import { timeOf } from './format.js';
-import { csrfField, dashboardPage, type PageContext } from './layout-views.js';
+import { csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
 
 export const KEYS_URL = '/dashboard/developer/api-keys';
 const CRUMBS = [{ label: 'Developer', href: '/dashboard/developer' }];
@@ -30,13 +29,13 @@ function status(key: AccountKeyView, now: string): { text: 'Active' | 'Revoked' 
   return { text: 'Active', badge: 'ok' };
 }
 
-function generateForm(csrf: string, form: GenerateForm): SafeHtml {
+function generateForm(context: PageContext, form: GenerateForm): SafeHtml {
   const { values, errors } = form;
   return html`<section class="panel" aria-labelledby="generate-title">
 <h2 id="generate-title">Generate a new key</h2>
 ${formError(form.problem)}
 <form method="post" action="${KEYS_URL}" novalidate>
-${csrfField(csrf)}${onceField()}
+${csrfField(context.csrf)}${onceField(context.once)}
 ${textField({ name: 'label', label: 'Label', required: true, maxLength: 100, value: values.label, hint: 'What uses this key, such as "Billing backend". 1 to 100 characters.', errors })}
 ${selectField({
   name: 'environment',
@@ -110,7 +109,7 @@ ${keyRows(keys, names, now)}
 <p class="warning">Use it from your backends only — never in a browser, a mobile app or any code you ship to users. Keyward refuses calls made from a browser and flags the key here.</p>
 <p class="muted">Generate one key per environment (production, staging, development), so one can be revoked without stopping the others. An account may have at most 50 keys that are not revoked.</p>
 </section>
-${generateForm(context.csrf, options.form ?? EMPTY_GENERATE_FORM)}
+${generateForm(context, options.form ?? EMPTY_GENERATE_FORM)}
 <section class="panel" aria-labelledby="keys-title">
 <h2 id="keys-title">Keys</h2>
 ${table}

@@ -7,17 +7,11 @@
  * POSTs are both in flight before any redirect; and the nonce needs no secret kept on the server.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { html, type SafeHtml } from '../web/html.js';
 import type { ServiceContext } from '../services/context.js';
-import { claimFormNonce, FORM_NONCE, newFormNonce, releaseFormNonce } from '../services/dashboard-forms.js';
+import { claimFormNonce, FORM_NONCE, releaseFormNonce } from '../services/dashboard-forms.js';
 import { formText } from '../web/form-fields.js';
 import { sendPage } from './layout.js';
 import { alreadySubmittedBody, dashboardPage, formExpiredPage, type Breadcrumb, type PageContext, type Section } from './layout-views.js';
-
-/** The hidden field of a form that creates something: a fresh nonce at every render. */
-export function onceField(): SafeHtml {
-  return html`<input type="hidden" name="once" value="${newFormNonce()}">`;
-}
 
 export interface OnceTarget {
   section: Section;

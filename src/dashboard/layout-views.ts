@@ -24,10 +24,17 @@ export function csrfField(csrf: string): SafeHtml {
   return html`<input type="hidden" name="csrf" value="${csrf}">`;
 }
 
-/** Who is signed in and the token of their forms: all a signed-in page needs of the request. */
+/** Who is signed in and the tokens of their forms: all a signed-in page needs of the request. */
 export interface PageContext {
   member: MemberSession;
   csrf: string;
+  /** A fresh one-time nonce for the form of this page that creates something (form-once.ts). */
+  once: string;
+}
+
+/** The hidden field of a form that creates something: the nonce its POST claims before creating. */
+export function onceField(once: string): SafeHtml {
+  return html`<input type="hidden" name="once" value="${once}">`;
 }
 
 export interface Breadcrumb {

@@ -8,6 +8,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
+import { newFormNonce } from '../services/dashboard-forms.js';
 import { endSession, openSession } from '../services/sessions.js';
 import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
@@ -63,7 +64,7 @@ export async function dashboardPlugin(scope: FastifyInstance, options: Dashboard
       if (request.method === 'POST' && !sameText(formText(request.body, 'csrf'), csrf)) {
         return sendPage(reply, formExpiredPage(), 403);
       }
-      request.dashboard = { member, csrf };
+      request.dashboard = { member, csrf, once: newFormNonce() };
     });
     members.get('/', async (_request, reply) => reply.redirect(HOME, 303));
     members.post('/sign-out', async (request, reply) => {

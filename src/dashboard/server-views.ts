@@ -6,9 +6,8 @@
 import { html, type SafeHtml } from '../web/html.js';
 import { SERVER_MODES, type AccountServerRow, type LiveServerKey, type ServerMode } from '../services/servers.js';
 import { formError, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
-import { onceField } from './form-once.js';
 import { timeOf } from './format.js';
-import { csrfField, dashboardPage, type Breadcrumb, type PageContext } from './layout-views.js';
+import { csrfField, dashboardPage, onceField, type Breadcrumb, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';
 
 const MODE_LABELS: Record<ServerMode, string> = { business: 'Business', personal: 'Personal' };
@@ -93,7 +92,7 @@ export function serversPage(context: PageContext, servers: AccountServerRow[], f
     body: html`<section class="panel" aria-labelledby="servers-list"><h2 id="servers-list">Your servers</h2>${table}</section>
 <section class="panel" aria-labelledby="servers-create"><h2 id="servers-create">Create a server</h2>
 ${formError(form.problem)}
-<form method="post" action="/dashboard/servers" novalidate>${csrfField(context.csrf)}${onceField()}
+<form method="post" action="/dashboard/servers" novalidate>${csrfField(context.csrf)}${onceField(context.once)}
 ${textField({ name: 'name', label: 'Name', value: values.name, required: true, maxLength: 100, errors })}
 ${selectField({ name: 'mode', label: 'Mode', value: values.mode ?? 'business', options: MODE_OPTIONS, hint: MODE_HINT, required: true, errors })}
 <div class="form-actions"><button type="submit">Create server</button></div>
@@ -135,7 +134,7 @@ ${selectField({ name: 'mode', label: 'Mode', value: server.mode, options: MODE_O
   const key = html`<section class="panel" aria-labelledby="server-key"><h2 id="server-key">Server API key</h2>
 <p>Current key: ${current.length ? current.map((k) => html`<code>${k.hint}</code> <span class="muted">(made ${timeOf(k.createdAt)})</span> `) : html`<span class="muted">none</span>`}</p>
 ${graceTable}
-<form method="post" action="/dashboard/servers/${server.id}/rotate-key" novalidate>${csrfField(context.csrf)}${onceField()}
+<form method="post" action="/dashboard/servers/${server.id}/rotate-key" novalidate>${csrfField(context.csrf)}${onceField(context.once)}
 ${selectField({
     name: 'grace',
     label: 'Grace period',

@@ -92,7 +92,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
 
   async function tabPage(reply: FastifyReply, context: PageContext, server: AccountServer, form: AddForm, notice: string | null, status = 200) {
     const { webhooks } = await listWebhookEndpoints(ctx, server.id);
-    return sendPage(reply, webhookPage(context, server, `${server.name}: Webhooks`, webhooksBody(server, context.csrf, webhooks, form), { notice }), status);
+    return sendPage(reply, webhookPage(context, server, `${server.name}: Webhooks`, webhooksBody(server, context, webhooks, form), { notice }), status);
   }
 
   async function endpointPage(
@@ -155,7 +155,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
   scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/rotate-secret', async (request, reply) => {
     const context = pageContext(request);
     const { server, endpoint } = await accountEndpoint(request);
-    const body = rotateBody(server, endpoint, context.csrf, String(DEFAULT_SECRET_GRACE_SECONDS));
+    const body = rotateBody(server, endpoint, context, String(DEFAULT_SECRET_GRACE_SECONDS));
     return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }));
   });
 
@@ -165,7 +165,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     const errors = formErrors(request, { grace: 'Choose a grace period from the list.' });
     const { grace } = request.body;
     if (errors) {
-      const body = rotateBody(server, endpoint, context.csrf, String(DEFAULT_SECRET_GRACE_SECONDS), errors);
+      const body = rotateBody(server, endpoint, context, String(DEFAULT_SECRET_GRACE_SECONDS), errors);
       return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }), 422);
     }
     const target = {

@@ -9,9 +9,11 @@ import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhook-endpoints.js';
 import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-retry-policy.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../services/webhook-events.js';
 import { checkboxGroup, formError, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
-import { onceField } from './form-once.js';
 import { timeOf } from './format.js';
-import { csrfField, type PageContext } from './layout-views.js';
+import { csrfField, onceField, type PageContext } from './layout-views.js';
+
+/** The tokens of a form that creates something: the session's CSRF token and a one-time nonce. */
+type FormTokens = Pick<PageContext, 'csrf' | 'once'>;
 import type { AccountServer } from './server-access.js';
 import { serverTabPage } from './server-views.js';
 
@@ -68,11 +70,11 @@ export interface AddForm {
 
 export const EMPTY_ADD_FORM: AddForm = { url: '', events: WEBHOOK_EVENT_TYPES, errors: {} };
 
-function addForm(server: AccountServer, csrf: string, form: AddForm): SafeHtml {
+function addForm(server: AccountServer, tokens: FormTokens, form: AddForm): SafeHtml {
   return html`<section class="panel" aria-labelledby="webhook-add-title">
 <h2 id="webhook-add-title">Add an endpoint</h2>
 ${formError(form.problem)}
-<form method="post" action="${webhooksUrl(server)}" novalidate>${csrfField(csrf)}${onceField()}
+<form method="post" action="${webhooksUrl(server)}" novalidate>${csrfField(tokens.csrf)}${onceField(tokens.once)}
 ${textField({
   name: 'url',
   label: 'Endpoint URL',
@@ -97,7 +99,7 @@ ${checkboxGroup({
 }
 
 /** The tab: the server's endpoints, then the form that adds one. */
-export function webhooksBody(server: AccountServer, csrf: string, endpoints: WebhookEndpointView[], form: AddForm): SafeHtml {
+export function webhooksBody(server: AccountServer, tokens: FormTokens, endpoints: WebhookEndpointView[], form: AddForm): SafeHtml {
   const table = endpoints.length
     ? html`<table>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Created</th></tr></thead>
@@ -111,7 +113,7 @@ export function webhooksBody(server: AccountServer, csrf: string, endpoints: Web
 <p class="muted">Each event is signed as Standard Webhooks says (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>): verify it with the endpoint's signing secret, for instance with the <code>standardwebhooks</code> package. Open an endpoint to see its deliveries.</p>
 ${table}
 </section>
-${addForm(server, csrf, form)}`;
+${addForm(server, tokens, form)}`;
 }
 
 function statusCell(d: DeliveryView): SafeHtml {
@@ -182,11 +184,11 @@ ${deliveriesTable(server, endpoint, csrf, deliveries.list)}
 }
 
 /** "Rotate secret", confirmed: the grace period, then the POST that shows the new secret once. */
-export function rotateBody(server: AccountServer, endpoint: WebhookEndpointView, csrf: string, grace: string, errors: FieldErrors = {}): SafeHtml {
+export function rotateBody(server: AccountServer, endpoint: WebhookEndpointView, tokens: FormTokens, grace: string, errors: FieldErrors = {}): SafeHtml {
   const base = endpointUrl(server, endpoint.id);
   return html`<section class="panel">
 <p>Make a new signing secret for <code>${endpoint.url}</code>? The new secret is shown once. During the grace period every message carries a signature by the old secret and one by the new, so your receiver keeps verifying while you deploy the new one.</p>
-<form method="post" action="${base}/rotate-secret" novalidate>${csrfField(csrf)}${onceField()}
+<form method="post" action="${base}/rotate-secret" novalidate>${csrfField(tokens.csrf)}${onceField(tokens.once)}
 ${selectField({
   name: 'grace',
   label: 'Grace period',
