@@ -92,11 +92,11 @@ function findCycles(edges: Map<string, FileImport[]>): string[][] {
     }
     if (low.get(node) === index.get(node)) {
       const component: string[] = [];
-      let member: string;
+      let folder: string;
       do {
-        member = stack.pop()!;
-        component.push(member);
-      } while (member !== node);
+        folder = stack.pop()!;
+        component.push(folder);
+      } while (folder !== node);
       if (component.length > 1) components.push(component);
     }
   };

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { getMember } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
-import { ExternalUserId, GUARD_STATUSES, MemberWithSecrets, problemResponses } from './schemas.js';
+import { ExternalUserId, GUARD_STATUSES, AudienceMemberWithSecrets, problemResponses } from './schemas.js';
 import { authOf, type ApiInstance } from './types.js';
 
 export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
@@ -23,7 +23,7 @@ export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
           },
           { additionalProperties: false },
         ),
-        response: { 200: MemberWithSecrets, ...problemResponses(...GUARD_STATUSES) },
+        response: { 200: AudienceMemberWithSecrets, ...problemResponses(...GUARD_STATUSES) },
       },
     },
     async (request) => {

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { listMembers } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
-import { ExternalUserId, GUARD_STATUSES, MemberSummary, ProviderSlug, problemResponses } from './schemas.js';
+import { ExternalUserId, GUARD_STATUSES, AudienceMemberSummary, ProviderSlug, problemResponses } from './schemas.js';
 import { authOf, type ApiInstance } from './types.js';
 
 const Query = Type.Object(
@@ -16,7 +16,7 @@ const Query = Type.Object(
 );
 
 const Page = Type.Object({
-  data: Type.Array(MemberSummary),
+  data: Type.Array(AudienceMemberSummary),
   hasMore: Type.Boolean(),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });

@@ -58,15 +58,15 @@ export const CredentialWithSecrets = Type.Object({
   ),
 });
 
-export const MemberSummary = Type.Object({
+export const AudienceMemberSummary = Type.Object({
   externalUserId: Type.String(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   credentials: Type.Array(CredentialSummary),
 });
 
-export const MemberWithSecrets = Type.Object({
-  ...MemberSummary.properties,
+export const AudienceMemberWithSecrets = Type.Object({
+  ...AudienceMemberSummary.properties,
   credentials: Type.Array(CredentialWithSecrets),
 });
 

@@ -1,4 +1,4 @@
-/** `keyward account …`: accounts, made from the command line (with their first member). */
+/** `keyward account …`: accounts, made from the command line (with their first dashboard user). */
 import { createAccount } from '../services/accounts.js';
 import { optional, str, type Command } from './commands.js';
 
@@ -7,6 +7,6 @@ export const commands: Record<string, Command> = {
     usage: 'account create --name N --email E [--password P]',
     options: { name: { type: 'string', required: true }, email: { type: 'string', required: true }, password: { type: 'string' } },
     run: (ctx, o) => createAccount(ctx, { name: str(o, 'name'), email: str(o, 'email'), password: optional(o, 'password') }),
-    text: (r) => `Account ${r.accountId} created, with member ${r.userId}.`,
+    text: (r) => `Account ${r.accountId} created, with user ${r.userId}.`,
   },
 };

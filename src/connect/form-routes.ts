@@ -50,7 +50,7 @@ export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceCon
     const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
     if (!nonce || !sameText(text('csrf'), csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
 
-    // Without a prototype, a field named like an Object.prototype member is stored like any other.
+    // Without a prototype, a field named like an Object.prototype property is stored like any other.
     const values: Record<string, string> = Object.create(null);
     const errors: Record<string, string> = Object.create(null);
     for (const field of form.provider.fields) {

@@ -13,7 +13,7 @@ import { audiencePage, audienceUrl, personalModePage, revokePage, type ProviderN
 import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
-import { memberActor } from './actor-names.js';
+import { userActor } from './actor-names.js';
 import { serverOfAccount, type AccountServer } from './server-access.js';
 
 const PAGE_SIZE = 20;
@@ -41,9 +41,9 @@ const RevokeBody = SignedInForm(CredentialFields);
 type ServerParams = { serverId: string };
 
 export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContext) {
-  /** The server of the URL, in the member's account and in business mode (else the same 404 as an unknown one). */
+  /** The server of the URL, in the signed-in user's account and in business mode (else the same 404 as an unknown one). */
   async function businessServer(request: FastifyRequest<{ Params: ServerParams }>): Promise<AccountServer> {
-    const server = await serverOfAccount(ctx, pageContext(request).member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, pageContext(request).user.accountId, request.params.serverId);
     if (server.mode !== 'business') throw new Problem('route_not_found', 'A personal-mode server has no audience.');
     return server;
   }
@@ -60,7 +60,7 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
   scope.get<{ Params: ServerParams; Querystring: Static<typeof ListQuery> }>('/servers/:serverId/audience', queryRoute(ListQuery), async (request, reply) => {
     refuseMalformed(request);
     const context = pageContext(request);
-    const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
     if (server.mode !== 'business') return sendPage(reply, personalModePage(context, server));
     const { query } = request;
     const filter = { provider: (query.provider ?? '').trim(), prefix: query.prefix ?? '' };
@@ -95,16 +95,16 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
 
   scope.post<{ Params: ServerParams; Body: Static<typeof RevokeBody> }>('/servers/:serverId/audience/revoke', formRoute(RevokeBody), async (request, reply) => {
     refuseMalformed(request);
-    const { member } = pageContext(request);
+    const { user } = pageContext(request);
     const server = await businessServer(request);
     const externalUserId = request.body.externalUserId ?? '';
     const credential = await namedCredential(server, externalUserId, (request.body.provider ?? '').trim());
     const result = await revokeMember(ctx, {
-      accountId: member.accountId,
+      accountId: user.accountId,
       serverId: server.id,
       externalUserId,
       provider: credential.provider,
-      actor: memberActor(member.memberId),
+      actor: userActor(user.userId),
     });
     const outcome = result.revoked[0]?.providerRevocation ?? '';
     return reply.redirect(audienceUrl(server, { notice: 'credential-revoked', revocation: outcome }), 303);

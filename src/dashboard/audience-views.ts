@@ -3,7 +3,7 @@
  * business-mode server and their credentials (provider, type, status, dates — never a secret), the
  * filter, the pages, and the confirmation before a credential is revoked.
  */
-import type { CredentialSummary, MemberPage } from '../services/audience.js';
+import type { AudienceMemberPage, CredentialSummary } from '../services/audience.js';
 import { html, type SafeHtml } from '../web/html.js';
 import { selectField, textField } from './forms.js';
 import { kindLabel, shownDate } from './format.js';
@@ -28,7 +28,7 @@ function statusBadge(status: CredentialSummary['status']): SafeHtml {
   return status === 'active' ? html`<span class="badge ok">Active</span>` : html`<span class="badge warn">Needs re-authorisation</span>`;
 }
 
-function membersTable(server: AccountServer, page: MemberPage, nameOf: (slug: string) => string): SafeHtml {
+function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (slug: string) => string): SafeHtml {
   const groups = page.data.map((member) => {
     const span = Math.max(member.credentials.length, 1);
     const head = html`<th scope="rowgroup" rowspan="${span}"><code>${member.externalUserId}</code></th>
@@ -72,7 +72,7 @@ export function personalModePage(context: PageContext, server: AccountServer): s
 export function audiencePage(
   context: PageContext,
   server: AccountServer,
-  view: { members: MemberPage; filter: AudienceFilter; cursor: string; names: ProviderNames; notice: string | null },
+  view: { members: AudienceMemberPage; filter: AudienceFilter; cursor: string; names: ProviderNames; notice: string | null },
 ): string {
   const { members, filter, cursor, names } = view;
   const filtered = Boolean(filter.provider || filter.prefix);

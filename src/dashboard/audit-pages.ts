@@ -1,6 +1,6 @@
 /**
  * The "Audit" page: who did what in the account, newest first, 50 events a page. Every row is read
- * through the member's account id, so another account's events, keys, members and servers never
+ * through the user's account id, so another account's events, keys, users and servers never
  * appear. audit-views.ts tells each event as a sentence.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -21,7 +21,7 @@ export const registerAuditPages: PageRoutes = (scope, ctx) => {
   scope.get<{ Querystring: Static<typeof AuditQuery> }>('/audit', queryRoute(AuditQuery), async (request, reply) => {
     refuseMalformed(request);
     const context = pageContext(request);
-    const { accountId } = context.member;
+    const { accountId } = context.user;
     const cursor = request.query.before ? CURSOR.exec(request.query.before) : null;
 
     // One more than a page: whether it came tells whether there are older events.

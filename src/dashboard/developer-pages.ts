@@ -3,14 +3,14 @@
  * "Generate Key" (the new key answered once, in the POST's own response, so a later visit never shows
  * it again; the form acts once, so a reload of that answer makes no second key) and "Revoke" behind a
  * confirmation page. A key id from the URL is looked up through the
- * member's account: another account's key answers the same 404 as an unknown one.
+ * user's account: another account's key answers the same 404 as an unknown one.
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { Problem } from '../errors.js';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/account-keys.js';
 import type { ServiceContext } from '../services/context.js';
-import { actorNames, memberActor } from './actor-names.js';
+import { actorNames, userActor } from './actor-names.js';
 import { developerPage, keysPage, KEYS_URL, revokeKeyPage, type GenerateForm } from './developer-views.js';
 import { type FieldErrors } from './forms.js';
 import { createOnce } from './form-once.js';
@@ -36,7 +36,7 @@ type KeyParams = { keyId: string };
 const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;
 
 async function loadKeysPage(ctx: ServiceContext, context: PageContext, options: { form?: GenerateForm; newKey?: string; notice?: string | null }): Promise<string> {
-  const { accountId } = context.member;
+  const { accountId } = context.user;
   const keys = await listAccountKeys(ctx, accountId);
   const names = await actorNames(ctx, accountId, keys.map((k) => k.createdBy));
   return keysPage(context, { keys, names, now: ctx.clock.now().toISOString(), ...options });
@@ -91,11 +91,11 @@ export const registerDeveloperPages: PageRoutes = (scope, ctx) => {
     return createOnce(ctx, request, reply, context, target, async () => {
       try {
         const { key } = await createAccountKey(ctx, {
-          accountId: context.member.accountId,
+          accountId: context.user.accountId,
           label: form.values.label,
           environment: form.values.environment,
           expiresAt: form.expiresAt,
-          actor: memberActor(context.member.memberId),
+          actor: userActor(context.user.userId),
         });
         // Answered here, not after a redirect: the key exists only in this response.
         return sendPage(reply, await loadKeysPage(ctx, context, { newKey: key }));
@@ -108,7 +108,7 @@ export const registerDeveloperPages: PageRoutes = (scope, ctx) => {
 
   scope.get<{ Params: KeyParams }>('/developer/api-keys/:keyId/revoke', async (request, reply) => {
     const context = pageContext(request);
-    const key = await keyOfAccount(ctx, context.member.accountId, request.params.keyId);
+    const key = await keyOfAccount(ctx, context.user.accountId, request.params.keyId);
     if (key.revoked_at) return redirectToKeys(reply, 'key-already-revoked');
     return sendPage(reply, revokeKeyPage(context, key));
   });
@@ -116,9 +116,9 @@ export const registerDeveloperPages: PageRoutes = (scope, ctx) => {
   scope.post<{ Params: KeyParams; Body: Static<typeof RevokeBody> }>('/developer/api-keys/:keyId/revoke', formRoute(RevokeBody), async (request, reply) => {
     refuseMalformed(request);
     const context = pageContext(request);
-    const key = await keyOfAccount(ctx, context.member.accountId, request.params.keyId);
+    const key = await keyOfAccount(ctx, context.user.accountId, request.params.keyId);
     if (key.revoked_at) return redirectToKeys(reply, 'key-already-revoked');
-    await revokeAccountKey(ctx, key.id, memberActor(context.member.memberId));
+    await revokeAccountKey(ctx, key.id, userActor(context.user.userId));
     return redirectToKeys(reply, 'key-revoked');
   });
 };

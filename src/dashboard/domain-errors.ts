@@ -45,8 +45,8 @@ export function notFoundPage(): Problem {
 }
 
 /**
- * The dashboard's reading of a refusal that no form caught (a stale cursor in a link, a member revoked
- * meanwhile): a missing thing is the 404 page, anything else the page of a request not accepted.
+ * The dashboard's reading of a refusal that no form caught (a stale cursor in a link, an audience member
+ * revoked meanwhile): a missing thing is the 404 page, anything else the page of a request not accepted.
  */
 export const readRefusal: ErrorReader = (error) => {
   if (!(error instanceof DomainError)) return null;

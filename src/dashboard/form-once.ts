@@ -17,7 +17,7 @@ export interface OnceTarget {
   section: Section;
   /** The page the form was on, offered as the way back. */
   back: Breadcrumb;
-  /** What the member should do if the first answer (with a key shown once) was lost. */
+  /** What the user should do if the first answer (with a key shown once) was lost. */
   lost: string;
 }
 

@@ -98,7 +98,7 @@ ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
 const KEPT_DIGEST = 'Keyward keeps only a digest of it.';
 
 /**
- * A secret shown exactly once (a new key): in a read-only field the member can select, with a "Copy"
+ * A secret shown exactly once (a new key): in a read-only field the user can select, with a "Copy"
  * button (dashboard.js) and the warning that it will not be shown again.
  */
 export function shownOnce(label: string, secret: string, kept = KEPT_DIGEST): SafeHtml {

@@ -1,11 +1,11 @@
 /**
  * The dashboard's page frame: one layout with the main navigation (Servers, Developer, Audit), the
- * signed-in member, and "Sign out"; the public card of sign-in and sign-up; the error pages. Everything
+ * signed-in user, and "Sign out"; the public card of sign-in and sign-up; the error pages. Everything
  * is rendered on the server with the escaping `html` template; the only script is /assets/dashboard.js
  * (the "Copy" buttons), so the CSP allows no inline code.
  */
 import { html, htmlDocument, type SafeHtml } from '../web/html.js';
-import type { MemberSession } from '../services/sessions.js';
+import type { UserSession } from '../services/sessions.js';
 
 export type Section = 'servers' | 'developer' | 'audit';
 
@@ -26,7 +26,7 @@ export function csrfField(csrf: string): SafeHtml {
 
 /** Who is signed in and the tokens of their forms: all a signed-in page needs of the request. */
 export interface PageContext {
-  member: MemberSession;
+  user: UserSession;
   csrf: string;
   /** A fresh one-time nonce for the form of this page that creates something (form-once.ts). */
   once: string;
@@ -65,7 +65,7 @@ export function dashboardPage(context: PageContext, page: DashboardPage): string
 <header class="topbar">
 <a class="brand" href="/dashboard">Keyward</a>
 <nav class="main-nav" aria-label="Main">${nav}</nav>
-<div class="who"><span>${context.member.email}</span><span class="account">${context.member.accountName}</span>
+<div class="who"><span>${context.user.email}</span><span class="account">${context.user.accountName}</span>
 <form method="post" action="/dashboard/sign-out">${csrfField(context.csrf)}<button type="submit" class="link">Sign out</button></form></div>
 </header>
 <main class="page">

@@ -55,22 +55,22 @@ export async function dashboardPlugin(scope: FastifyInstance, options: Dashboard
   scope.decorateRequest('dashboard', null);
   registerAuthRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
 
-  await scope.register(async (members) => {
-    members.addHook('preHandler', async (request, reply) => {
+  await scope.register(async (signedIn) => {
+    signedIn.addHook('preHandler', async (request, reply) => {
       const token = readCookie(request.headers.cookie, SESSION_COOKIE);
-      const member = token ? await openSession(ctx, token) : null;
-      if (!member) return reply.redirect('/dashboard/sign-in', 303);
-      const csrf = ctx.vault.mac(`dashboard-csrf|${member.sessionId}`);
+      const user = token ? await openSession(ctx, token) : null;
+      if (!user) return reply.redirect('/dashboard/sign-in', 303);
+      const csrf = ctx.vault.mac(`dashboard-csrf|${user.sessionId}`);
       if (request.method === 'POST' && !sameText(formText(request.body, 'csrf'), csrf)) {
         return sendPage(reply, formExpiredPage(), 403);
       }
-      request.dashboard = { member, csrf, once: newFormNonce() };
+      request.dashboard = { user, csrf, once: newFormNonce() };
     });
-    members.get('/', async (_request, reply) => reply.redirect(HOME, 303));
-    members.post('/sign-out', async (request, reply) => {
+    signedIn.get('/', async (_request, reply) => reply.redirect(HOME, 303));
+    signedIn.post('/sign-out', async (request, reply) => {
       await endSession(ctx, readCookie(request.headers.cookie, SESSION_COOKIE)!);
       return reply.header('set-cookie', clearedSessionCookie(cookies)).redirect('/dashboard/sign-in', 303);
     });
-    for (const register of options.pages) register(members, ctx);
+    for (const register of options.pages) register(signedIn, ctx);
   });
 }

@@ -21,7 +21,7 @@ import { refusalOf } from './domain-errors.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
 import { providersBody, type ProviderForm, type RefusedForm } from './provider-views.js';
-import { memberActor } from './actor-names.js';
+import { userActor } from './actor-names.js';
 import { serverOfAccount, type AccountServer } from './server-access.js';
 import { serverTabPage } from './server-views.js';
 
@@ -114,7 +114,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
     form: ProviderForm,
     run: (server: AccountServer) => Promise<FormOutcome>,
   ) {
-    const server = await serverOfAccount(ctx, pageContext(request).member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, pageContext(request).user.accountId, request.params.serverId);
     const outcome = await run(server);
     if (outcome.notice) return reply.redirect(`${base(server)}?notice=${outcome.notice}`, 303);
     return render(request, reply, server, { form, values: outcome.values, errors: outcome.errors, problem: outcome.problem });
@@ -122,7 +122,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
 
   scope.get<{ Params: ServerParams; Querystring: Static<typeof PageQuery> }>('/servers/:serverId/providers', queryRoute(PageQuery), async (request, reply) => {
     refuseMalformed(request);
-    const server = await serverOfAccount(ctx, pageContext(request).member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, pageContext(request).user.accountId, request.params.serverId);
     return render(request, reply, server, null, fixedText(NOTICES, request.query.notice));
   });
 
@@ -140,7 +140,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
           clientId: values.clientId || undefined,
           clientSecret: clientSecret || undefined,
           scopes: parseScopes(values.scopes),
-          actor: memberActor(pageContext(request).member.memberId),
+          actor: userActor(pageContext(request).user.userId),
         });
         return { values, errors: {}, notice: 'provider-enabled' };
       } catch (error) {
@@ -170,7 +170,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
           clientSecret,
           scopes: parseScopes(values.oauthScopes!),
           tokenAuth: values.tokenAuth || undefined,
-          actor: memberActor(pageContext(request).member.memberId),
+          actor: userActor(pageContext(request).user.userId),
         });
         return { values, errors: {}, notice: 'provider-added' };
       } catch (error) {
@@ -207,7 +207,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
           slug: values.staticSlug,
           name: values.staticName || undefined,
           fields,
-          actor: memberActor(pageContext(request).member.memberId),
+          actor: userActor(pageContext(request).user.userId),
         });
         return { values, errors, notice: 'provider-added' };
       } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * A server page belongs to one account: every server route looks the server up through the signed-in
- * member's account, so another account's server id answers the same 404 as an id that does not exist.
+ * user's account, so another account's server id answers the same 404 as an id that does not exist.
  */
 import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';

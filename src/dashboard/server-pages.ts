@@ -25,7 +25,7 @@ import { refusalOf } from './domain-errors.js';
 import { fixedText, sendPage } from './layout.js';
 import type { PageContext } from './layout-views.js';
 import { pageContext } from './plugin.js';
-import { memberActor } from './actor-names.js';
+import { userActor } from './actor-names.js';
 import { serverOfAccount, type AccountServer } from './server-access.js';
 import { GRACE_OPTIONS, overviewPage, serversPage, type OverviewState, type ServerFormState } from './server-views.js';
 
@@ -48,7 +48,7 @@ const NOTICES: Record<string, string> = {
 
 export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext) {
   async function listPage(context: PageContext, form?: ServerFormState) {
-    return serversPage(context, await listServersOfAccount(ctx, context.member.accountId), form);
+    return serversPage(context, await listServersOfAccount(ctx, context.user.accountId), form);
   }
 
   async function overview(context: PageContext, server: AccountServer, state?: OverviewState) {
@@ -72,12 +72,12 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
     return createOnce(ctx, request, reply, context, target, async () => {
       try {
         const { serverId, serverKey } = await createServer(ctx, {
-          accountId: context.member.accountId,
+          accountId: context.user.accountId,
           name: values.name,
           mode: values.mode as ServerMode,
-          actor: memberActor(context.member.memberId),
+          actor: userActor(context.user.userId),
         });
-        const server = await serverOfAccount(ctx, context.member.accountId, serverId);
+        const server = await serverOfAccount(ctx, context.user.accountId, serverId);
         return sendPage(reply, await overview(context, server, { notice: 'Server created.', secret: { label: 'Server API key', value: serverKey } }));
       } catch (error) {
         const refused = refusalOf(error, { name: 'name', mode: 'mode' });
@@ -89,21 +89,21 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
   scope.get<Params & { Querystring: Static<typeof OverviewQuery> }>('/servers/:serverId', queryRoute(OverviewQuery), async (request, reply) => {
     refuseMalformed(request);
     const context = pageContext(request);
-    const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
     const notice = fixedText(NOTICES, request.query.notice);
     return sendPage(reply, await overview(context, server, { notice }));
   });
 
   scope.post<Params & { Body: Static<typeof ModeBody> }>('/servers/:serverId/mode', formRoute(ModeBody), async (request, reply) => {
     const context = pageContext(request);
-    const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
     const errors = formErrors(request);
     if (errors) return sendPage(reply, await overview(context, server, { errors }), 422);
     const mode = request.body.mode ?? '';
     // No change, no audit event: the trail should list only real changes.
     if (mode === server.mode) return reply.redirect(`/dashboard/servers/${server.id}?notice=mode-unchanged`, 303);
     try {
-      await setServerMode(ctx, server.id, mode as ServerMode, memberActor(context.member.memberId));
+      await setServerMode(ctx, server.id, mode as ServerMode, userActor(context.user.userId));
     } catch (error) {
       const refused = refusalOf(error, { mode: 'mode' });
       return sendPage(reply, await overview(context, server, { errors: refused.errors, problem: refused.problem }), refused.status);
@@ -113,7 +113,7 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
 
   scope.post<Params & { Body: Static<typeof RotateKeyBody> }>('/servers/:serverId/rotate-key', formRoute(RotateKeyBody), async (request, reply) => {
     const context = pageContext(request);
-    const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
     const errors = formErrors(request, { grace: 'Choose a grace period from the list.' });
     if (errors) return sendPage(reply, await overview(context, server, { errors }), 422);
     const { grace } = request.body;
@@ -123,7 +123,7 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
       lost: 'If you did not see the new key, rotate the key again: the key it made is then replaced too.',
     };
     return createOnce(ctx, request, reply, context, target, async () => {
-      const { serverKey } = await rotateServerKey(ctx, server.id, Number(grace), memberActor(context.member.memberId));
+      const { serverKey } = await rotateServerKey(ctx, server.id, Number(grace), userActor(context.user.userId));
       return sendPage(
         reply,
         await overview(context, server, { notice: 'The server key was rotated.', secret: { label: 'New server API key', value: serverKey }, values: { grace } }),
@@ -133,7 +133,7 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
 
   scope.post<Params & { Body: Static<typeof RedirectUriBody> }>('/servers/:serverId/redirect-uris', formRoute(RedirectUriBody), async (request, reply) => {
     const context = pageContext(request);
-    const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
     const uri = (request.body.uri ?? '').trim();
     const errors = formErrors(request);
     if (errors) return sendPage(reply, await overview(context, server, { values: { uri }, errors }), 422);
@@ -149,7 +149,7 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
   scope.post<Params & { Body: Static<typeof RedirectUriBody> }>('/servers/:serverId/redirect-uris/remove', formRoute(RedirectUriBody), async (request, reply) => {
     refuseMalformed(request);
     const context = pageContext(request);
-    const server = await serverOfAccount(ctx, context.member.accountId, request.params.serverId);
+    const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
     const removed = await removeRedirectUri(ctx, server.id, request.body.uri ?? '');
     return reply.redirect(`/dashboard/servers/${server.id}?notice=${removed ? 'redirect-removed' : 'redirect-missing'}`, 303);
   });

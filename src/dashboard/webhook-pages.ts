@@ -2,8 +2,8 @@
  * A server's Webhooks tab (CONTRACT 6 and 7): the endpoints and "Add endpoint" (the signing secret
  * answered once, in the POST's own page, like a new key), one endpoint's deliveries with "Resend" on a
  * failed one, and "Rotate secret" and "Remove" behind confirmation pages. The forms that make a secret
- * act once. Every id in a URL is looked up within the member's server, so another account's endpoint
- * or message answers the same 404 as an unknown one.
+ * act once. Every id in a URL is looked up within the signed-in user's servers, so another account's
+ * endpoint or message answers the same 404 as an unknown one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
@@ -28,7 +28,7 @@ import { isNotFound, notFoundPage, refusalOf } from './domain-errors.js';
 import { fixedText, sendPage } from './layout.js';
 import type { PageContext } from './layout-views.js';
 import { pageContext } from './plugin.js';
-import { memberActor } from './actor-names.js';
+import { userActor } from './actor-names.js';
 import { serverOfAccount, type AccountServer } from './server-access.js';
 import {
   EMPTY_ADD_FORM,
@@ -80,10 +80,10 @@ async function orNotFound<T>(run: () => Promise<T>): Promise<T> {
 
 export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext) {
   async function accountServer(request: FastifyRequest<{ Params: { serverId: string } }>) {
-    return serverOfAccount(ctx, pageContext(request).member.accountId, request.params.serverId);
+    return serverOfAccount(ctx, pageContext(request).user.accountId, request.params.serverId);
   }
 
-  /** The server and the endpoint of the URL, both the member's (else a 404). */
+  /** The server and the endpoint of the URL, both the signed-in user's (else a 404). */
   async function accountEndpoint(request: FastifyRequest<{ Params: { serverId: string; webhookId: string } }>) {
     const server = await accountServer(request);
     const endpoint = await orNotFound(() => getWebhookEndpoint(ctx, request.params.webhookId, server.id));
@@ -134,7 +134,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
           serverId: server.id,
           url: form.url,
           events: everything ? undefined : form.events,
-          actor: memberActor(context.member.memberId),
+          actor: userActor(context.user.userId),
         });
         const endpoint = await getWebhookEndpoint(ctx, webhookId, server.id);
         // Answered here, not after a redirect: the secret exists only in this response.
@@ -175,7 +175,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     };
     return createOnce(ctx, request, reply, context, target, async () => {
       const { secret } = await orNotFound(() =>
-        rotateWebhookSecret(ctx, { webhookId: endpoint.id, serverId: server.id, graceSeconds: Number(grace), actor: memberActor(context.member.memberId) }),
+        rotateWebhookSecret(ctx, { webhookId: endpoint.id, serverId: server.id, graceSeconds: Number(grace), actor: userActor(context.user.userId) }),
       );
       return endpointPage(reply, context, server, endpoint, { notice: 'The signing secret was rotated.', secret: { label: 'New signing secret', value: secret } });
     });
@@ -190,7 +190,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
   scope.post<{ Params: EndpointParams; Body: Static<typeof ButtonBody> }>('/servers/:serverId/webhooks/:webhookId/remove', formRoute(ButtonBody), async (request, reply) => {
     refuseMalformed(request);
     const { server, endpoint } = await accountEndpoint(request);
-    await orNotFound(() => removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: memberActor(pageContext(request).member.memberId) }));
+    await orNotFound(() => removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: userActor(pageContext(request).user.userId) }));
     return reply.redirect(`${webhooksUrl(server)}?notice=webhook-removed`, 303);
   });
 
@@ -200,7 +200,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     const back = endpointUrl(server, endpoint.id);
     try {
       await orNotFound(() =>
-        resendMessage(ctx, { messageId: request.params.messageId, serverId: server.id, actor: memberActor(pageContext(request).member.memberId) }),
+        resendMessage(ctx, { messageId: request.params.messageId, serverId: server.id, actor: userActor(pageContext(request).user.userId) }),
       );
     } catch (error) {
       if (error instanceof DomainError && error.code === 'webhook_message_not_failed') return reply.redirect(`${back}?notice=message-not-failed`, 303);

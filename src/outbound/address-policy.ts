@@ -1,7 +1,7 @@
 /**
  * Which URLs and addresses Keyward may call (CONTRACT 3): pure checks, no I/O. A provider's token and
  * revocation endpoints (and, later, webhook endpoints) receive client secrets, codes and tokens, so a
- * URL that an account member types must not be able to aim those requests at the network Keyward runs
+ * URL that a dashboard user types must not be able to aim those requests at the network Keyward runs
  * in (a cloud metadata service, a database's admin port, another internal service).
  */
 import { BlockList } from 'node:net';

@@ -28,9 +28,9 @@ export async function createAccount(
   const userId = newId('usr');
   await ctx.store.transaction(async () => {
     await options.before?.();
-    if (await ctx.store.accounts.memberByEmail(email)) throw new DomainError('email_taken', { field: 'email', detail: 'a member with that email already exists' });
+    if (await ctx.store.accounts.userByEmail(email)) throw new DomainError('email_taken', { field: 'email', detail: 'a user with that email already exists' });
     await ctx.store.accounts.create({ id: accountId, name, created_at: now, updated_at: now });
-    await ctx.store.accounts.addMember({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now });
+    await ctx.store.accounts.addUser({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now });
   });
   return { accountId, userId };
 }

@@ -30,15 +30,15 @@ export interface CredentialWithSecrets extends CredentialSummary {
   error?: { code: string; message?: string; retryable?: boolean };
 }
 
-export interface MemberView<C> {
+export interface AudienceMemberView<C> {
   externalUserId: string;
   createdAt: string;
   updatedAt: string;
   credentials: C[];
 }
 
-export interface MemberPage {
-  data: MemberView<CredentialSummary>[];
+export interface AudienceMemberPage {
+  data: AudienceMemberView<CredentialSummary>[];
   hasMore: boolean;
   nextCursor: string | null;
 }
@@ -88,7 +88,7 @@ export interface PageQuery {
  * in list order on an index (or sorts a bounded set of prefix matches), so its cost does not grow with
  * the audience (CONTRACT 2.5). One row more than the limit tells whether there is a next page.
  */
-export async function listMembers(ctx: ServiceContext, serverId: string, query: PageQuery): Promise<MemberPage> {
+export async function listMembers(ctx: ServiceContext, serverId: string, query: PageQuery): Promise<AudienceMemberPage> {
   const after = query.cursor === undefined ? null : decodeCursor(ctx, query.cursor);
   const filter = { provider: query.provider, prefix: query.prefix };
   const rows = await ctx.store.audience.pageOf(serverId, filter, after, query.limit + 1);
@@ -154,7 +154,7 @@ export async function getMember(
   externalUserId: string,
   minValiditySeconds: number,
   confirmAuth: (authVersion: string) => Promise<void>,
-): Promise<MemberView<CredentialWithSecrets>> {
+): Promise<AudienceMemberView<CredentialWithSecrets>> {
   const since = iso(ctx.clock.now());
   const { authVersion, member, credentials } = await ctx.store.audience.memberWithCredentials(serverId, externalUserId);
   await confirmAuth(authVersion);

@@ -19,7 +19,7 @@ export const DOMAIN_ERROR_CODES = {
   webhook_message_not_found: 'no webhook message has that id (on that server, where one is named)',
   end_user_not_found: 'the server\'s audience has no member of that externalUserId',
   credential_not_found: 'the member has no credential of that provider',
-  email_taken: 'a dashboard member already signs in with that email',
+  email_taken: 'a dashboard user already signs in with that email',
   provider_slug_taken: 'the slug names a built-in provider or one of the server\'s custom providers already',
   key_limit_reached: 'the account has as many unrevoked account API keys as it may',
   webhook_limit_reached: 'the server has as many webhook endpoints as it may',

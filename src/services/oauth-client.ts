@@ -101,7 +101,7 @@ export async function newAuthorizationSecrets(): Promise<{ state: string; verifi
 /**
  * The token response as RFC 6749 shapes it, before the library reads it. Keyward does not sign anyone
  * in, so an ID token is neither checked nor kept; GitHub and Slack answer errors with a 200 and an
- * `error` member, which is turned into the 400 it means; Slack's user token sits under `authed_user`.
+ * `error` field, which is turned into the 400 it means; Slack's user token sits under `authed_user`.
  */
 async function normalizedTokenResponse(provider: OAuthProvider, response: Response): Promise<Response> {
   if (response.status !== 200) return response;

@@ -1,4 +1,4 @@
-/** Member passwords: scrypt (memory-hard) from node:crypto, with a per-password salt. */
+/** Dashboard users' passwords: scrypt (memory-hard) from node:crypto, with a per-password salt. */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 const PARAMS = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } satisfies ScryptOptions;

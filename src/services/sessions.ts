@@ -1,5 +1,5 @@
 /**
- * Dashboard members: sign-up, sign-in with a lock-out after repeated failures, and sessions kept in
+ * Dashboard users: sign-up, sign-in with a lock-out after repeated failures, and sessions kept in
  * the database (only a digest of the cookie's token is stored, so a leaked table opens no session).
  *
  * Neither sign-up nor sign-in tells whether an email has an account: both run scrypt exactly once
@@ -18,22 +18,22 @@ import { clearSignInAttempts, MAX_SIGN_IN_ATTEMPTS, takeSignInAttempt } from './
 
 export const SESSION_SECONDS = 12 * 3600;
 
-export interface MemberSession {
+export interface UserSession {
   sessionId: string;
-  memberId: string;
+  userId: string;
   accountId: string;
   email: string;
   accountName: string;
 }
 
 /** A new session: a fresh random token every time, so no id chosen before sign-in survives it. */
-async function createSession(ctx: ServiceContext, memberId: string): Promise<string> {
+async function createSession(ctx: ServiceContext, userId: string): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
   await ctx.store.sessions.create({
     id: newId('ses'),
     token_digest: sha256Hex(token),
-    member_id: memberId,
+    user_id: userId,
     created_at: iso(now),
     expires_at: iso(addSeconds(now, SESSION_SECONDS)),
   });
@@ -88,18 +88,18 @@ export async function signIn(ctx: ServiceContext, input: { email: string; passwo
   const email = input.email.trim().toLowerCase();
   const attempt = await takeSignInAttempt(ctx, email, ctx.clock.now());
   if (!attempt.taken) return { ok: false, reason: 'locked', until: attempt.lockedUntil };
-  const member = await ctx.store.accounts.memberByEmail(email);
-  const good = await verifyPassword(input.password, member?.password_hash ?? (await DECOY_HASH));
-  if (!member || !member.password_hash || !good) {
+  const user = await ctx.store.accounts.userByEmail(email);
+  const good = await verifyPassword(input.password, user?.password_hash ?? (await DECOY_HASH));
+  if (!user || !user.password_hash || !good) {
     return { ok: false, reason: 'invalid', lockedUntil: attempt.attempts >= MAX_SIGN_IN_ATTEMPTS ? attempt.windowEnds : null };
   }
   await clearSignInAttempts(ctx, email);
-  return { ok: true, token: await createSession(ctx, member.id) };
+  return { ok: true, token: await createSession(ctx, user.id) };
 }
 
-export async function openSession(ctx: ServiceContext, token: string): Promise<MemberSession | null> {
+export async function openSession(ctx: ServiceContext, token: string): Promise<UserSession | null> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-  return (await ctx.store.sessions.memberSession(sha256Hex(token), iso(ctx.clock.now()))) ?? null;
+  return (await ctx.store.sessions.userSession(sha256Hex(token), iso(ctx.clock.now()))) ?? null;
 }
 
 export async function endSession(ctx: ServiceContext, token: string): Promise<void> {

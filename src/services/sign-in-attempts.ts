@@ -4,7 +4,7 @@
  * An attempt is taken (counted) by one guarded upsert before scrypt runs, so however many sign-ins
  * arrive at once, on however many nodes, at most MAX_SIGN_IN_ATTEMPTS passwords are checked in a
  * lock window: the database hands out the attempts, one by one. The row is keyed by a MAC of the
- * email, not by member, so an email without an account is counted and locked exactly like one with
+ * email, not by user, so an email without an account is counted and locked exactly like one with
  * an account, and a leaked table does not list the emails that were tried.
  */
 import { addSeconds, iso } from '../clock.js';

@@ -1,7 +1,7 @@
-/** Accounts and the members who sign in to their dashboard (tables accounts, members). */
+/** Accounts and the users who sign in to their dashboard (tables accounts, account_users). */
 import { sql, type Insertable } from 'kysely';
 import { Repository } from './repository.js';
-import type { AccountsTable, MembersTable } from './schema.js';
+import type { AccountsTable, AccountUsersTable } from './schema.js';
 
 /** Any fixed number, the same on every node: the key of the `first` sign-up's advisory lock. */
 const FIRST_SIGN_UP_LOCK = 0x6b657977; // 'keyw'
@@ -41,18 +41,18 @@ export class AccountsRepository extends Repository {
     if (this.connections.engine === 'postgres') await sql`select pg_advisory_xact_lock(${FIRST_SIGN_UP_LOCK})`.execute(this.db);
   }
 
-  async addMember(member: Insertable<MembersTable>): Promise<void> {
-    await this.db.insertInto('members').values(member).execute();
+  async addUser(user: Insertable<AccountUsersTable>): Promise<void> {
+    await this.db.insertInto('account_users').values(user).execute();
   }
 
-  /** The member who signs in with this (normalised) email, with the hash to check the password against. */
-  memberByEmail(email: string) {
-    return this.db.selectFrom('members').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
+  /** The user who signs in with this (normalised) email, with the hash to check the password against. */
+  userByEmail(email: string) {
+    return this.db.selectFrom('account_users').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
   }
 
-  /** The emails of those of `memberIds` who are members of the account (another account's never). */
-  memberEmails(accountId: string, memberIds: readonly string[]) {
-    if (memberIds.length === 0) return Promise.resolve([]);
-    return this.db.selectFrom('members').select(['id', 'email']).where('account_id', '=', accountId).where('id', 'in', memberIds).execute();
+  /** The emails of those of `userIds` who are users of the account (another account's never). */
+  userEmails(accountId: string, userIds: readonly string[]) {
+    if (userIds.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('account_users').select(['id', 'email']).where('account_id', '=', accountId).where('id', 'in', userIds).execute();
   }
 }

@@ -11,6 +11,7 @@ import { audienceFiltersMigration } from './migrations/008-audience-filters.js';
 import { rateLimitsMigration } from './migrations/009-rate-limits.js';
 import { webhooksMigration } from './migrations/010-webhooks.js';
 import { backgroundRefreshMigration } from './migrations/011-background-refresh.js';
+import { accountUsersMigration } from './migrations/012-account-users.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from
@@ -38,6 +39,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '009-rate-limits': rateLimitsMigration(),
     '010-webhooks': webhooksMigration(store.engine),
     '011-background-refresh': backgroundRefreshMigration(),
+    '012-account-users': accountUsersMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

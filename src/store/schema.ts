@@ -11,7 +11,7 @@ export interface AccountsTable {
   updated_at: string;
 }
 
-export interface MembersTable {
+export interface AccountUsersTable {
   id: string;
   account_id: string;
   email: string;
@@ -23,7 +23,7 @@ export interface DashboardSessionsTable {
   id: string;
   /** SHA-256 of the session cookie's token: the token itself is never stored. */
   token_digest: string;
-  member_id: string;
+  user_id: string;
   created_at: string;
   expires_at: string;
 }
@@ -287,7 +287,7 @@ export interface WebhookAttemptsTable {
 
 export interface Database {
   accounts: AccountsTable;
-  members: MembersTable;
+  account_users: AccountUsersTable;
   dashboard_sessions: DashboardSessionsTable;
   dashboard_form_uses: DashboardFormUsesTable;
   sign_in_attempts: SignInAttemptsTable;

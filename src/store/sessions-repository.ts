@@ -8,13 +8,13 @@ export class SessionsRepository extends Repository {
     await this.db.insertInto('dashboard_sessions').values(session).execute();
   }
 
-  /** The session of this token digest if it is still live at `now`, with its member and account. */
-  memberSession(tokenDigest: string, now: string) {
+  /** The session of this token digest if it is still live at `now`, with its user and account. */
+  userSession(tokenDigest: string, now: string) {
     return this.db
       .selectFrom('dashboard_sessions as s')
-      .innerJoin('members as m', 'm.id', 's.member_id')
-      .innerJoin('accounts as a', 'a.id', 'm.account_id')
-      .select(['s.id as sessionId', 'm.id as memberId', 'm.account_id as accountId', 'm.email', 'a.name as accountName'])
+      .innerJoin('account_users as u', 'u.id', 's.user_id')
+      .innerJoin('accounts as a', 'a.id', 'u.account_id')
+      .select(['s.id as sessionId', 'u.id as userId', 'u.account_id as accountId', 'u.email', 'a.name as accountName'])
       .where('s.token_digest', '=', tokenDigest)
       .where('s.expires_at', '>', now)
       .executeTakeFirst();

@@ -3,7 +3,8 @@
  * is over its length limit (Fastify's frameworkErrors), and bytes Node cannot parse as HTTP at all
  * (the server's clientError). They get the same answers as every other error: under /v1 a problem
  * with a contract code and an x-request-id (after the guard, where there is a request to guard), a
- * plain page on the end users' and members' pages. The path is never echoed: keys get pasted into URLs.
+ * plain page on the end users' and dashboard users' pages. The path is never echoed: keys get pasted
+ * into URLs.
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';

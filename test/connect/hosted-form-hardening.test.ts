@@ -1,7 +1,7 @@
 /**
  * The hosted form against input a browser would not send (issue 8 items 5 and 11): values that are
  * not well-formed text, posted as JSON (the route reads JSON as well as forms), and a custom provider
- * whose fields are named like members of Object.prototype.
+ * whose fields are named like properties of Object.prototype.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
@@ -52,7 +52,7 @@ describe.each(ENGINES)('the hosted form against odd input on %s', (engine) => {
     expect((await readEndUser(t.app, h, user)).body.credentials[0]?.values).toEqual({ apiKey: GOOD_KEY });
   });
 
-  it('shows fields named constructor, toString and valueOf empty, not as Object.prototype members', async () => {
+  it('shows fields named constructor, toString and valueOf empty, not as Object.prototype properties', async () => {
     const form = await createForm(t.app, h, { externalUserId: 'u_proto_get' }, 'protoish');
     const visit = await openHostedForm(t.app, form.url);
     expect(visit.status).toBe(200);

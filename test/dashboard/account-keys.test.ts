@@ -1,14 +1,14 @@
 /**
  * Developer → Account API Keys over app.inject: a key generated on the page opens the management API,
  * is shown once, is revoked behind a confirmation with effect on the very next call; refused forms keep
- * their values with the error beside the field; CSRF and other accounts' members change nothing.
+ * their values with the error beside the field; CSRF and other accounts' users change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -22,9 +22,9 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  /** A new account with its signed-in member, its id, and a server (made by the services) to call the API with. */
-  async function newMember() {
-    const { client, email, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Keys');
+  /** A new account with its signed-in user, its id, and a server (made by the services) to call the API with. */
+  async function newUser() {
+    const { client, email, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Keys');
     const { serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     return { client, email, accountId, serverKey };
   }
@@ -33,7 +33,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   const generate = (client: DashboardClient, fields: Record<string, string>) => client.submit(KEYS, KEYS, { environment: 'production', expiresAt: '', ...fields });
 
   it('finds the page by its words, generates a key shown once that works, and revokes it with effect on the very next call', async () => {
-    const { client, email, accountId, serverKey } = await newMember();
+    const { client, email, accountId, serverKey } = await newUser();
     const developer = await client.get('/dashboard/developer');
     expect(developer.statusCode).toBe(200);
     expect(developer.body).toContain(`<a href="${KEYS}">Account API Keys</a>`);
@@ -65,7 +65,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
     expect(row).toContain('Active');
     expect(row).not.toContain('No account API keys yet');
     const [view] = await listAccountKeys(t.ctx, accountId);
-    expect(view).toMatchObject({ label: 'Billing backend', environment: 'staging', createdBy: expect.stringMatching(/^member:/), expiresAt: null });
+    expect(view).toMatchObject({ label: 'Billing backend', environment: 'staging', createdBy: expect.stringMatching(/^user:/), expiresAt: null });
 
     const revokeUrl = `${KEYS}/${view!.id}/revoke`;
     expect(list.body).toContain(`<form method="get" action="${revokeUrl}"><button type="submit" class="danger" aria-label="Revoke Billing backend">Revoke</button></form>`);
@@ -93,7 +93,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
 
   it('keeps an expiry typed as UTC, shows it, and refuses one in the past beside the field', async () => {
-    const { client, accountId } = await newMember();
+    const { client, accountId } = await newUser();
     const future = new Date(t.clock.now().getTime() + 3 * 86_400_000).toISOString().slice(0, 16);
     expect((await generate(client, { label: 'Expiring', expiresAt: future })).statusCode).toBe(200);
     const [view] = await listAccountKeys(t.ctx, accountId);
@@ -122,7 +122,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
 
   it('refuses a missing label, a long one and an unknown environment beside their fields, creating nothing', async () => {
-    const { client, accountId } = await newMember();
+    const { client, accountId } = await newUser();
     const missing = await generate(client, { label: '   ', environment: 'development' });
     expect(missing.statusCode).toBe(422);
     expect(missing.body).toContain('<p class="error" id="field-label-error">Enter a label, such as the name of the backend that will use the key.</p>');
@@ -140,7 +140,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
 
   it('escapes a label that looks like markup', async () => {
-    const { client } = await newMember();
+    const { client } = await newUser();
     const created = await generate(client, { label: '<img src=x onerror=alert(1)>' });
     expect(created.statusCode).toBe(200);
     expect(created.body).not.toContain('<img src=x');
@@ -148,7 +148,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
 
   it('shows the limit of 50 keys beside the form', async () => {
-    const { client, accountId } = await newMember();
+    const { client, accountId } = await newUser();
     for (let i = 0; i < 50; i++) await createAccountKey(t.ctx, { accountId, label: `k${i}`, actor: CLI_ACTOR });
     const list = await client.get(KEYS);
     expect(visible(list.body)).toContain(`k0 Production service_acct_…`);
@@ -163,7 +163,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
 
   it('refuses a POST without the CSRF token or with a wrong one: nothing created, nothing revoked', async () => {
-    const { client, accountId, serverKey } = await newMember();
+    const { client, accountId, serverKey } = await newUser();
     const { keyId, key } = await createAccountKey(t.ctx, { accountId, label: 'Kept', actor: CLI_ACTOR });
     for (const csrf of [undefined, 'forged', csrfOf((await client.get(KEYS)).body).slice(0, -1) + 'x']) {
       const fields: Record<string, string> = csrf === undefined ? {} : { csrf };
@@ -178,12 +178,12 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
     expect((await callApi(key, serverKey)).statusCode).toBe(200);
   });
 
-  it("keeps accounts apart: another member sees none of the first account's keys and cannot reach or revoke them", async () => {
-    const first = await newMember();
+  it("keeps accounts apart: another user sees none of the first account's keys and cannot reach or revoke them", async () => {
+    const first = await newUser();
     const created = await generate(first.client, { label: 'First account secret backend' });
     const key = KEY_IN_PAGE.exec(created.body)![1]!;
     const [view] = await listAccountKeys(t.ctx, first.accountId);
-    const second = await newMember();
+    const second = await newUser();
     const list = await second.client.get(KEYS);
     expect(list.body).not.toContain('First account secret backend');
     expect(list.body).not.toContain(view!.hint);
@@ -202,7 +202,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
 
   it('shows the browser-exposure warning once the key was sent with an Origin header', async () => {
-    const { client, accountId, serverKey } = await newMember();
+    const { client, accountId, serverKey } = await newUser();
     const created = await generate(client, { label: 'Leaky' });
     const key = KEY_IN_PAGE.exec(created.body)![1]!;
     expect(visible((await client.get(KEYS)).body)).not.toContain('Used from a browser');
@@ -215,12 +215,12 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   });
 
   it('revokes a key once when revocations race: one audit event, and every caller told the same time', async () => {
-    const { accountId } = await newMember();
+    const { accountId } = await newUser();
     for (let round = 0; round < 5; round++) {
       const { keyId } = await createAccountKey(t.ctx, { accountId, label: `Raced ${round}`, actor: CLI_ACTOR });
       // Revoked by the CLI, the dashboard and the CLI again at once: on PostgreSQL the transactions
       // read the key as live together before their UPDATEs line up on its row.
-      const results = await Promise.all([CLI_ACTOR, 'member:a', CLI_ACTOR, 'member:b'].map((actor) => revokeAccountKey(t.ctx, keyId, actor)));
+      const results = await Promise.all([CLI_ACTOR, 'user:a', CLI_ACTOR, 'user:b'].map((actor) => revokeAccountKey(t.ctx, keyId, actor)));
       const [view] = (await listAccountKeys(t.ctx, accountId)).filter((k) => k.id === keyId);
       expect(new Set(results.map((r) => r.revokedAt))).toEqual(new Set([view!.revokedAt]));
       const events = await t.ctx.store.db.selectFrom('audit_events').select('actor').where('target_id', '=', keyId).where('action', '=', 'account_key.revoked').execute();

@@ -2,7 +2,7 @@
  * A server's Audience tab over app.inject: end users connected through the API are listed with their
  * credentials' provider, type, status and dates but never a secret, 20 a page; "Revoke" goes through a
  * confirmation and erases the credential (asking an OAuth provider to revoke its tokens); a
- * personal-mode server has no audience; CSRF and other accounts' members change nothing.
+ * personal-mode server has no audience; CSRF and other accounts' users change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountKey } from '../../src/services/account-keys.js';
@@ -11,7 +11,7 @@ import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../helpers/authorization-server.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, newSignedInMember, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -36,20 +36,20 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     await t.close();
   });
 
-  /** A new account with its signed-in member, a server with OpenAI enabled, and an account key made by the services. */
-  async function newMember(mode: ServerMode = 'business') {
-    const { client, memberId, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Audience');
+  /** A new account with its signed-in user, a server with OpenAI enabled, and an account key made by the services. */
+  async function newUser(mode: ServerMode = 'business') {
+    const { client, userId, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Audience');
     const { serverId, serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode, actor: CLI_ACTOR });
     await enableProvider(t.ctx, { serverId, slug: 'openai', actor: CLI_ACTOR });
     const { key } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
     const page = `/dashboard/servers/${serverId}/audience`;
-    return { client, memberId, serverId, page, headers: keys({ accountKey: key, serverKey }) };
+    return { client, userId, serverId, page, headers: keys({ accountKey: key, serverKey }) };
   }
   const readEndUser = (headers: Record<string, string>, id: string) =>
     t.app.inject({ method: 'GET', url: `/v1/end-users/${encodeURIComponent(id)}`, headers });
 
   it('says a personal-mode server has no audience and links to its Overview', async () => {
-    const { client, page, serverId } = await newMember('personal');
+    const { client, page, serverId } = await newUser('personal');
     const response = await client.get(page);
     expect(response.statusCode).toBe(200);
     expect(response.body).toContain(`<a href="${page}" aria-current="page">Audience</a>`);
@@ -62,7 +62,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
   });
 
   it('lists end users with provider, type, status and dates, never a secret, and filters them', async () => {
-    const { client, page, headers } = await newMember();
+    const { client, page, headers } = await newUser();
     const empty = await client.get(page);
     expect(empty.statusCode).toBe(200);
     expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
@@ -94,7 +94,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
   });
 
   it('shows 20 end users a page with a "Next page" link carrying the cursor', async () => {
-    const { client, page, headers } = await newMember();
+    const { client, page, headers } = await newUser();
     for (let i = 0; i <= 20; i++) {
       await connectStatic(t.app, headers, { externalUserId: `user-${String(i).padStart(2, '0')}`, values: { apiKey: OPENAI_KEY } });
     }
@@ -112,8 +112,8 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect(linkTo(second.body, 'First page')).toBe(page);
   });
 
-  it('revokes a static credential through the confirmation; the audit trail names the member', async () => {
-    const { client, page, headers, memberId } = await newMember();
+  it('revokes a static credential through the confirmation; the audit trail names the user', async () => {
+    const { client, page, headers, userId } = await newUser();
     await connectStatic(t.app, headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY } });
     const listed = await client.get(page);
     expect(listed.body).toContain(`<form method="get" action="${page}/revoke">`);
@@ -136,13 +136,13 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     const read = await readEndUser(headers, 'alice');
     expect(read.statusCode).toBe(200);
     expect(read.json().credentials).toEqual([]);
-    const audit = await t.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'credential.revoked').where('actor', '=', `member:${memberId}`).execute();
+    const audit = await t.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'credential.revoked').where('actor', '=', `user:${userId}`).execute();
     expect(audit).toHaveLength(1);
     expect((await client.get(`${page}/revoke?externalUserId=alice&provider=openai`)).statusCode).toBe(404);
   });
 
   it('revokes an OAuth credential and says the provider confirmed its tokens are revoked', async () => {
-    const { client, serverId, page, headers } = await newMember();
+    const { client, serverId, page, headers } = await newUser();
     const providers = `/dashboard/servers/${serverId}/providers`;
     const added = await client.submit(providers, `${providers}/custom-oauth`, {
       oauthSlug: 'acme', oauthName: 'Acme', authorizationUrl: as.authorizationUrl, tokenUrl: as.tokenUrl, revocationUrl: as.revocationUrl,
@@ -171,7 +171,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
   });
 
   it('shows only fixed notice texts, never the query', async () => {
-    const { client, page } = await newMember();
+    const { client, page } = await newUser();
     const forged = await client.get(`${page}?notice=credential-revoked&revocation=%3Cb%3Eowned%3C%2Fb%3E`);
     expect(forged.body).toContain('<p class="notice" role="status">Credential revoked.</p>');
     expect(forged.body).not.toContain('owned');
@@ -179,7 +179,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
   });
 
   it('refuses a revoke without CSRF (403), without a provider or of an unknown credential (404), changing nothing', async () => {
-    const { client, page, headers } = await newMember();
+    const { client, page, headers } = await newUser();
     await connectStatic(t.app, headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY } });
     const before = await snapshotTables(t.ctx);
     const missing = await client.post(`${page}/revoke`, { externalUserId: 'alice', provider: 'openai' });
@@ -195,10 +195,10 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect((await readEndUser(headers, 'alice')).json().credentials).toHaveLength(1);
   });
 
-  it("gives another account's member a 404 for every Audience URL and lets them revoke nothing", async () => {
-    const owner = await newMember();
+  it("gives another account's user a 404 for every Audience URL and lets them revoke nothing", async () => {
+    const owner = await newUser();
     await connectStatic(t.app, owner.headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY } });
-    const other = await newMember();
+    const other = await newUser();
     const before = await snapshotTables(t.ctx);
     const seen = await other.client.get(owner.page);
     expect(seen.statusCode).toBe(404);

@@ -1,6 +1,6 @@
 /**
  * The "Audit" page over app.inject: who did what, newest first, named as a reader knows them (a
- * member's email, "CLI", an API key's label, "End user"), 50 a page with "Older events" that neither
+ * user's email, "CLI", an API key's label, "End user"), 50 a page with "Older events" that neither
  * skips nor repeats, and nothing from another account.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, rotateServerKey, setServerMode } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, newSignedInMember, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const KEYS = '/dashboard/developer/api-keys';
@@ -29,12 +29,12 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  async function newMember() {
-    return newSignedInMember(t.app, t.ctx.store.db, 'Audit');
+  async function newUser() {
+    return newSignedInUser(t.app, t.ctx.store.db, 'Audit');
   }
 
-  it("lists a key generated and revoked on the dashboard with the member's email, newest first, and hides them from another account", async () => {
-    const { client, email, accountId } = await newMember();
+  it("lists a key generated and revoked on the dashboard with the user's email, newest first, and hides them from another account", async () => {
+    const { client, email, accountId } = await newUser();
     const empty = await client.get('/dashboard/audit');
     expect(empty.statusCode).toBe(200);
     expect(empty.body).toContain('<a href="/dashboard/audit" aria-current="page">Audit</a>');
@@ -55,7 +55,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     expect(generated).toMatch(new RegExp(`^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC ${email} Generated account API key Deploy bot \\(service_acct_…[0-9a-f]{4}\\) —$`));
     expect(page.body).not.toMatch(/service_acct_[0-9a-f]{8}/);
 
-    const other = await newMember();
+    const other = await newUser();
     const theirs = await other.client.get('/dashboard/audit');
     expect(theirs.statusCode).toBe(200);
     expect(theirs.body).not.toContain('Deploy bot');
@@ -64,8 +64,8 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     expect(visible(theirs.body)).toContain('Nothing has happened in this account yet.');
   });
 
-  it('names the CLI, an API key and an end user, and says what happened to servers, providers and credentials', async () => {
-    const { client, accountId } = await newMember();
+  it('names the CLI, an API key, an end user and a former user, and says what happened to servers, providers and credentials', async () => {
+    const { client, accountId } = await newUser();
     const { serverId } = await createServer(t.ctx, { accountId, name: 'Checkout', mode: 'business', actor: CLI_ACTOR });
     t.clock.advance(1);
     await setServerMode(t.ctx, serverId, 'personal', CLI_ACTOR);
@@ -89,10 +89,17 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
       accountId, serverId, actor: `api:${keyId}`, action: 'credential.revoked', targetId: 'cred_1',
       detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' }, at: iso(t.clock.now()),
     });
+    // A dashboard user the account no longer has (or never had): named without a lookup elsewhere.
+    t.clock.advance(1);
+    await recordAudit(t.ctx, {
+      accountId, serverId, actor: 'user:usr_gone', action: 'credential.revoked', targetId: 'cred_1',
+      detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' }, at: iso(t.clock.now()),
+    });
 
     const page = await client.get('/dashboard/audit');
     const texts = rows(page.body).map((r) => r.replace(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC /, ''));
     expect(texts).toEqual([
+      'A former user Revoked the OpenAI credential of end user user-<42> Checkout',
       `API key Ops backend (${hint}) Revoked the OpenAI credential of end user user-<42> Checkout`,
       'End user Connected the OpenAI credential of end user user-<42> Checkout',
       expect.stringMatching(/^CLI Generated account API key Ops backend \(service_acct_…[0-9a-f]{4}\) —$/),
@@ -106,7 +113,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
   });
 
   it('pages 50 events at a time through "Older events", none skipped or repeated, even in the same millisecond', async () => {
-    const { client, accountId } = await newMember();
+    const { client, accountId } = await newUser();
     // 60 events: 30 keys made and revoked, in groups sharing one timestamp, so the id breaks the ties.
     for (let i = 0; i < 30; i++) {
       if (i % 4 === 0) t.clock.advance(1);
@@ -140,7 +147,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
   });
 
   it('refuses a cursor it did not make', async () => {
-    const { client } = await newMember();
+    const { client } = await newUser();
     for (const before of ['nonsense', "2026-01-01T00:00:00.000Z~evt_x' OR 1=1"]) {
       const response = await client.get(`/dashboard/audit?before=${encodeURIComponent(before)}`);
       expect(response.statusCode).toBe(400);

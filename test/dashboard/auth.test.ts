@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_SECONDS, MAX_SIGN_IN_ATTEMPTS } from '../../src/services/sign-in-attempts.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, DashboardClient, signUpMember, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, DashboardClient, signUpUser, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -36,12 +36,12 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     expect(response.body).not.toMatch(/<script>|<style>|\son[a-z]+="/);
   });
 
-  it('signs a new member up into a new account, with the password hashed by scrypt and the session token stored as a digest', async () => {
-    const client = await signUpMember(t.app, { email: 'Founder@Acme.example', accountName: 'Acme' });
+  it('signs a new user up into a new account, with the password hashed by scrypt and the session token stored as a digest', async () => {
+    const client = await signUpUser(t.app, { email: 'Founder@Acme.example', accountName: 'Acme' });
     const token = client.cookies.get('keyward_session')!;
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const member = await t.ctx.store.db.selectFrom('members').selectAll().where('email', '=', 'founder@acme.example').executeTakeFirstOrThrow();
-    expect(member.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    const user = await t.ctx.store.db.selectFrom('account_users').selectAll().where('email', '=', 'founder@acme.example').executeTakeFirstOrThrow();
+    expect(user.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
     expect(JSON.stringify(await sessionRows())).not.toContain(token);
     const home = await client.get('/dashboard/servers');
     expect(home.statusCode).toBe(200);
@@ -50,7 +50,7 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
   });
 
   it('sets the session cookie HttpOnly, SameSite=Lax, on /dashboard, for the session lifetime', async () => {
-    await signUpMember(t.app, { email: 'cookie@acme.example' });
+    await signUpUser(t.app, { email: 'cookie@acme.example' });
     const client = new DashboardClient(t.app);
     const response = await signIn(client, 'cookie@acme.example', PASSWORD);
     expect(response.statusCode).toBe(303);
@@ -58,7 +58,7 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     expect(header.split('; ').slice(1)).toEqual(['Path=/dashboard', 'HttpOnly', 'SameSite=Lax', 'Max-Age=43200']);
   });
 
-  it('sends a new member from sign-up to sign in, and keeps the first account of a taken email as it was', async () => {
+  it('sends a new user from sign-up to sign in, and keeps the first account of a taken email as it was', async () => {
     const client = new DashboardClient(t.app);
     const first = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { accountName: 'First', email: 'twice@acme.example', password: PASSWORD });
     expect(first.statusCode).toBe(303);
@@ -69,7 +69,7 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     const second = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { accountName: 'Other', email: 'twice@acme.example', password: 'another password' });
     expect(second.statusCode).toBe(303);
     expect(second.headers.location).toBe('/dashboard/sign-in?notice=signed-up');
-    expect(await t.ctx.store.db.selectFrom('members').select('id').where('email', '=', 'twice@acme.example').execute()).toHaveLength(1);
+    expect(await t.ctx.store.db.selectFrom('account_users').select('id').where('email', '=', 'twice@acme.example').execute()).toHaveLength(1);
     expect((await signIn(client, 'twice@acme.example', 'another password')).statusCode).toBe(401);
     expect((await signIn(client, 'twice@acme.example', PASSWORD)).statusCode).toBe(303);
     expect(visible((await client.get('/dashboard/servers')).body)).toContain('First');
@@ -77,8 +77,8 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
 
   it('refuses a sign-up with the account service’s own message beside the field it names, keeping what was typed but the password', async () => {
     const client = new DashboardClient(t.app);
-    const members = () => t.ctx.store.db.selectFrom('members').select('id').execute();
-    const before = await members();
+    const users = () => t.ctx.store.db.selectFrom('account_users').select('id').execute();
+    const before = await users();
     const refusals: [Record<string, string>, string, string][] = [
       [{ accountName: '   ', email: 'blank@acme.example', password: PASSWORD }, 'accountName', 'Enter the name of the company or team.'],
       [{ accountName: 'Acme', email: 'not-an-email', password: PASSWORD }, 'email', 'The email address is not valid.'],
@@ -93,11 +93,11 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
       expect(refused.body).toContain(`value="${fields.email}"`);
       expect(refused.body).not.toContain(fields.password);
     }
-    expect(await members()).toEqual(before);
+    expect(await users()).toEqual(before);
   });
 
   it('answers a wrong password with one message that does not say which part was wrong', async () => {
-    await signUpMember(t.app, { email: 'wrong@acme.example' });
+    await signUpUser(t.app, { email: 'wrong@acme.example' });
     const client = new DashboardClient(t.app);
     const wrong = await signIn(client, 'wrong@acme.example', 'not the password');
     const unknown = await signIn(client, 'nobody@acme.example', 'not the password');
@@ -111,7 +111,7 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
   });
 
   it('locks the email out after repeated failures, even for the right password, until the lock ends', async () => {
-    await signUpMember(t.app, { email: 'locked@acme.example' });
+    await signUpUser(t.app, { email: 'locked@acme.example' });
     const client = new DashboardClient(t.app);
     for (let i = 1; i < MAX_SIGN_IN_ATTEMPTS; i += 1) expect((await signIn(client, 'locked@acme.example', `guess ${i}`)).statusCode).toBe(401);
     // The last attempt of the window is still checked, and says that the next ones will not be.
@@ -130,8 +130,8 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
   });
 
   it('gives a new session id at sign-in and ends any session the browser brought (no fixation)', async () => {
-    const attacker = await signUpMember(t.app, { email: 'attacker@evil.example' });
-    await signUpMember(t.app, { email: 'victim@acme.example' });
+    const attacker = await signUpUser(t.app, { email: 'attacker@evil.example' });
+    await signUpUser(t.app, { email: 'victim@acme.example' });
     const planted = attacker.cookies.get('keyward_session')!;
     // The victim's browser carries the attacker's session cookie when it posts the sign-in form.
     const victim = new DashboardClient(t.app);
@@ -147,7 +147,7 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
   });
 
   it('refuses a sign-in or sign-up posted without the form’s CSRF token, creating nothing', async () => {
-    await signUpMember(t.app, { email: 'csrf@acme.example' });
+    await signUpUser(t.app, { email: 'csrf@acme.example' });
     const before = (await sessionRows()).length;
     const client = new DashboardClient(t.app);
     const page = await client.get('/dashboard/sign-in');
@@ -161,18 +161,18 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
       expect(response.body).toContain('This form could not be verified.');
     }
     expect((await sessionRows()).length).toBe(before);
-    expect(await t.ctx.store.db.selectFrom('members').select('id').where('email', '=', 'new@acme.example').executeTakeFirst()).toBeUndefined();
+    expect(await t.ctx.store.db.selectFrom('account_users').select('id').where('email', '=', 'new@acme.example').executeTakeFirst()).toBeUndefined();
   });
 
   it('refuses a signed-in POST without the session’s CSRF token', async () => {
-    const client = await signUpMember(t.app, { email: 'signed-in-csrf@acme.example' });
+    const client = await signUpUser(t.app, { email: 'signed-in-csrf@acme.example' });
     const response = await client.post('/dashboard/sign-out', {});
     expect(response.statusCode).toBe(403);
     expect((await client.get('/dashboard/servers')).statusCode).toBe(200);
   });
 
   it('signs out: the session is deleted and its cookie cleared', async () => {
-    const client = await signUpMember(t.app, { email: 'bye@acme.example' });
+    const client = await signUpUser(t.app, { email: 'bye@acme.example' });
     const token = client.cookies.get('keyward_session')!;
     const response = await client.submit('/dashboard/servers', '/dashboard/sign-out', {});
     expect(response.statusCode).toBe(303);
@@ -184,7 +184,7 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
   });
 
   it('ends a session after its lifetime', async () => {
-    const client = await signUpMember(t.app, { email: 'expiry@acme.example' });
+    const client = await signUpUser(t.app, { email: 'expiry@acme.example' });
     t.clock.advance(12 * 3600 + 1);
     expect((await client.get('/dashboard/servers')).headers.location).toBe('/dashboard/sign-in');
   });

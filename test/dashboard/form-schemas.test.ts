@@ -6,7 +6,7 @@
  * Schemas do not touch storage, so one engine is enough.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hiddenFieldsOf, newSignedInMember, visible, type DashboardClient } from '../helpers/dashboard-session.js';
+import { hiddenFieldsOf, newSignedInUser, visible, type DashboardClient } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const SERVERS = '/dashboard/servers';
@@ -25,7 +25,7 @@ describe('dashboard form and query schemas', () => {
   let serverId: string;
   beforeAll(async () => {
     t = await startTestApp('sqlite');
-    ({ client } = await newSignedInMember(t.app, t.ctx.store.db, 'Schemas'));
+    ({ client } = await newSignedInUser(t.app, t.ctx.store.db, 'Schemas'));
     const made = await client.submit(SERVERS, SERVERS, { name: 'Schema checks', mode: 'business' });
     expect(made.statusCode).toBe(200);
     serverId = SERVER_IN_PAGE.exec(made.body)![1]!;

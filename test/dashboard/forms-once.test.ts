@@ -8,7 +8,7 @@ import { SESSION_SECONDS } from '../../src/services/sessions.js';
 import { LOCK_SECONDS } from '../../src/services/sign-in-attempts.js';
 import { runSweeps, standardSweeps } from '../../src/services/sweeps.js';
 import { ENGINES } from '../helpers/databases.js';
-import { DashboardClient, hiddenFieldsOf, newSignedInMember, visible } from '../helpers/dashboard-session.js';
+import { DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const KEYS = '/dashboard/developer/api-keys';
@@ -26,7 +26,7 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
   const count = async (table: 'account_keys' | 'servers' | 'server_keys', column: 'account_id' | 'server_id', id: string) =>
     (await t.ctx.store.db.selectFrom(table).select('id').where(column, '=', id).execute()).length;
 
-  /** The form's fields as the page rendered them (with its one-time nonce), plus what the member typed. */
+  /** The form's fields as the page rendered them (with its one-time nonce), plus what the user typed. */
   async function filledForm(client: DashboardClient, pageUrl: string, action: string, typed: Record<string, string>) {
     return { ...hiddenFieldsOf((await client.get(pageUrl)).body, action), ...typed };
   }
@@ -38,7 +38,7 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
   }
 
   it('Generate Key: a reload of the answer and a double click each make one key', async () => {
-    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Once');
+    const { client, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Once');
     const form = await filledForm(client, KEYS, KEYS, { label: 'Backend', environment: 'production', expiresAt: '' });
     expect(form.once).toMatch(/^[A-Za-z0-9_-]{24}$/);
     const first = await client.post(KEYS, form);
@@ -56,7 +56,7 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
   });
 
   it('Generate Key: a refused submission makes nothing and leaves its form usable once corrected', async () => {
-    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Refused');
+    const { client, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Refused');
     const form = await filledForm(client, KEYS, KEYS, { label: 'Expired', environment: 'production', expiresAt: '2000-01-01T00:00' });
     expect((await client.post(KEYS, form)).statusCode).toBe(422);
     expect((await client.post(KEYS, { ...form, expiresAt: '' })).statusCode).toBe(200);
@@ -68,7 +68,7 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
   });
 
   it('Create server: a reload and a double click make one server with one key', async () => {
-    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Servers');
+    const { client, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Servers');
     const form = await filledForm(client, SERVERS, SERVERS, { name: 'Production', mode: 'business' });
     const first = await client.post(SERVERS, form);
     expect(first.statusCode).toBe(200);
@@ -85,7 +85,7 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
   });
 
   it('Rotate key: a reload of the page with the new key makes no third key', async () => {
-    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Rotate');
+    const { client, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Rotate');
     await client.post(SERVERS, await filledForm(client, SERVERS, SERVERS, { name: 'Production', mode: 'business' }));
     const { id: serverId } = await t.ctx.store.db.selectFrom('servers').select('id').where('account_id', '=', accountId).executeTakeFirstOrThrow();
     const overview = `${SERVERS}/${serverId}`;
@@ -102,7 +102,7 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
   });
 
   it('sweeps used nonces once their forms can no longer be sent, and sign-in counts whose window ended', async () => {
-    const { client } = await newSignedInMember(t.app, t.ctx.store.db, 'Sweep');
+    const { client } = await newSignedInUser(t.app, t.ctx.store.db, 'Sweep');
     await client.post(KEYS, await filledForm(client, KEYS, KEYS, { label: 'Swept', environment: 'production', expiresAt: '' }));
     await new DashboardClient(t.app).submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'nobody@sweep.example', password: 'a guess' });
     const rows = async () => ({

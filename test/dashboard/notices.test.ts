@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { DashboardClient, newSignedInMember } from '../helpers/dashboard-session.js';
+import { DashboardClient, newSignedInUser } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const INHERITED = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'];
@@ -19,7 +19,7 @@ describe.each(ENGINES)('notice codes on %s', (engine) => {
   afterAll(() => t.close());
 
   it('shows no notice, and no function text, for a code every object inherits', async () => {
-    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Notices');
+    const { client, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Notices');
     const { serverId } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     const pages = (code: string) => [
       `/dashboard/servers/${serverId}?notice=${code}`,

@@ -2,14 +2,14 @@
  * A server's Providers tab over app.inject: a provider enabled on the page works through the API at
  * once; custom OAuth and static providers are added from their forms; refused forms answer 422 with the
  * error beside the field and keep what was typed except secrets; a client secret never appears in a
- * page; CSRF and other accounts' members change nothing.
+ * page; CSRF and other accounts' users change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, type DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -26,9 +26,9 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  /** A new account with its signed-in member, a business-mode server and an account key made by the services. */
-  async function newMember() {
-    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Providers');
+  /** A new account with its signed-in user, a business-mode server and an account key made by the services. */
+  async function newUser() {
+    const { client, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Providers');
     const { serverId, serverKey } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     const { key } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
     const page = `/dashboard/servers/${serverId}/providers`;
@@ -53,7 +53,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     });
 
   it('enables a static provider from the catalog, after which the API connects through it', async () => {
-    const { client, page, headers } = await newMember();
+    const { client, page, headers } = await newUser();
     const empty = await client.get(page);
     expect(empty.statusCode).toBe(200);
     expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
@@ -79,7 +79,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
   });
 
   it('refuses an OAuth provider without its client id beside Client ID, keeping the typed values but not the secret', async () => {
-    const { client, page, serverId } = await newMember();
+    const { client, page, serverId } = await newUser();
     const before = await snapshotTables(t.ctx);
     const refused = await enable(client, page, { provider: 'github', clientSecret: 'gh-typed-secret-31d7', scopes: 'repo, read:user' });
     expect(refused.statusCode).toBe(422);
@@ -113,7 +113,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
   });
 
   it('adds a custom OAuth provider and a custom static one, both listed as Custom; the client secret never shows', async () => {
-    const { client, page, serverId, headers } = await newMember();
+    const { client, page, serverId, headers } = await newUser();
     const added = await customOAuth(client, page, {});
     expect(added.statusCode).toBe(303);
     expect(added.headers.location).toBe(`${page}?notice=provider-added`);
@@ -137,7 +137,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
   });
 
   it('refuses a bad slug, an endpoint carrying credentials and bad field specs beside their fields', async () => {
-    const { client, page } = await newMember();
+    const { client, page } = await newUser();
     const before = await snapshotTables(t.ctx);
     const badSlug = await customOAuth(client, page, { oauthSlug: 'Acme SSO' });
     expect(badSlug.statusCode).toBe(422);
@@ -172,7 +172,7 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
   });
 
   it('answers 403 to a form without its CSRF token or with a wrong one, and changes nothing', async () => {
-    const { client, page } = await newMember();
+    const { client, page } = await newUser();
     const before = await snapshotTables(t.ctx);
     const posts: [string, Record<string, string>][] = [
       [page, { provider: 'openai' }],
@@ -188,9 +188,9 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(await snapshotTables(t.ctx)).toEqual(before);
   });
 
-  it("gives another account's member a 404 for every Providers URL and lets them change nothing", async () => {
-    const owner = await newMember();
-    const other = await newMember();
+  it("gives another account's user a 404 for every Providers URL and lets them change nothing", async () => {
+    const owner = await newUser();
+    const other = await newUser();
     const before = await snapshotTables(t.ctx);
     const seen = await other.client.get(owner.page);
     expect(seen.statusCode).toBe(404);

@@ -2,14 +2,14 @@
  * Servers over app.inject: a server made on the page gets a key shown once that opens the management
  * API; "Rotate key" with and without grace, a mode change and the allowed redirect URIs take effect on
  * the API and the page; refused forms answer 422 beside the field; a missing CSRF token and another
- * account's member change nothing.
+ * account's user change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { listRedirectUris } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, type DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
+import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -24,11 +24,11 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  /** A new account with its signed-in member and an account key (made by the service) to call the API with. */
-  async function newMember() {
-    const { client, memberId, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Servers');
+  /** A new account with its signed-in user and an account key (made by the service) to call the API with. */
+  async function newUser() {
+    const { client, userId, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Servers');
     const { key: accountKey } = await createAccountKey(t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });
-    return { client, memberId, accountId, accountKey };
+    return { client, userId, accountId, accountKey };
   }
   /** Creates a server on the Servers page; returns its id and the key the answer shows once. */
   async function createOnPage(client: DashboardClient, name: string, mode = 'business') {
@@ -44,7 +44,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   const keyRows = (serverId: string) => t.ctx.store.db.selectFrom('server_keys').selectAll().where('server_id', '=', serverId).orderBy('created_at').execute();
 
   it('shows the empty state, creates a business server whose key (shown once) works with an account key, and lists it', async () => {
-    const { client, memberId, accountKey } = await newMember();
+    const { client, userId, accountKey } = await newUser();
     const empty = await client.get(SERVERS);
     expect(empty.statusCode).toBe(200);
     expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
@@ -81,11 +81,11 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
 
     const event = await t.ctx.store.db.selectFrom('audit_events').selectAll().where('target_id', '=', serverId).executeTakeFirstOrThrow();
     expect(event.action).toBe('server.created');
-    expect(event.actor).toBe(`member:${memberId}`);
+    expect(event.actor).toBe(`user:${userId}`);
   });
 
   it('refuses a create form with the error beside its field, keeping what was typed, and makes nothing', async () => {
-    const { client, accountId } = await newMember();
+    const { client, accountId } = await newUser();
     const noName = await client.submit(SERVERS, SERVERS, { name: '  ', mode: 'business' });
     expect(noName.statusCode).toBe(422);
     expect(noName.body).toContain('<p class="error" id="field-name-error">Enter a name for the server.</p>');
@@ -106,7 +106,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
 
   it('rotates with no grace: the old key answers 401 service_key_revoked at once, the new one (shown once) works', async () => {
-    const { client, accountKey } = await newMember();
+    const { client, accountKey } = await newUser();
     const { serverId, serverKey: oldKey } = await createOnPage(client, 'Rotating');
     const page = await client.get(`${SERVERS}/${serverId}`);
     expect(page.body).toContain('<label for="field-grace">Grace period</label>');
@@ -130,7 +130,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
 
   it('rotates with 1 hour of grace: both keys work, the old one is listed with its end, and stops after the hour', async () => {
-    const { client, accountKey } = await newMember();
+    const { client, accountKey } = await newUser();
     const { serverId, serverKey: oldKey } = await createOnPage(client, 'Graceful');
     const rotated = await rotate(client, serverId, '3600');
     expect(rotated.statusCode).toBe(200);
@@ -150,7 +150,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
 
   it('refuses a grace period not on the list beside the field and makes no key', async () => {
-    const { client } = await newMember();
+    const { client } = await newUser();
     const { serverId } = await createOnPage(client, 'Strict');
     const refused = await rotate(client, serverId, '5');
     expect(refused.statusCode).toBe(422);
@@ -160,7 +160,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
 
   it('changes the mode: personal mode answers 403 server_not_business_mode on the API, business works again', async () => {
-    const { client, accountKey } = await newMember();
+    const { client, accountKey } = await newUser();
     const { serverId, serverKey } = await createOnPage(client, 'Switching');
     const changed = await client.submit(`${SERVERS}/${serverId}`, `${SERVERS}/${serverId}/mode`, { mode: 'personal' });
     expect(changed.statusCode).toBe(303);
@@ -185,7 +185,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
 
   it('adds and removes allowed redirect URIs, refusing a bad one beside the field', async () => {
-    const { client } = await newMember();
+    const { client } = await newUser();
     const { serverId } = await createOnPage(client, 'Redirects');
     const overview = `${SERVERS}/${serverId}`;
     const first = await client.get(overview);
@@ -224,7 +224,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
   });
 
   it('answers 403 to every form posted without the right CSRF token and changes nothing', async () => {
-    const { client, accountId } = await newMember();
+    const { client, accountId } = await newUser();
     const { serverId } = await createOnPage(client, 'Guarded');
     const overview = `${SERVERS}/${serverId}`;
     await client.submit(overview, `${overview}/redirect-uris`, { uri: 'https://kept.example.test/' });
@@ -251,14 +251,14 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
     expect(await listRedirectUris(t.ctx, serverId)).toEqual(['https://kept.example.test/']);
   });
 
-  it("answers 404 to another account's member on every page and form of a server, and changes nothing", async () => {
-    const owner = await newMember();
+  it("answers 404 to another account's user on every page and form of a server, and changes nothing", async () => {
+    const owner = await newUser();
     const { serverId, serverKey } = await createOnPage(owner.client, 'Private server');
     const overview = `${SERVERS}/${serverId}`;
     await owner.client.submit(overview, `${overview}/redirect-uris`, { uri: 'https://owner.example.test/' });
     const before = { server: await serverRow(serverId), keys: await keyRows(serverId) };
 
-    const other = await newMember();
+    const other = await newUser();
     const list = await other.client.get(SERVERS);
     expect(list.body).not.toContain('Private server');
     expect(list.body).not.toContain(serverId);

@@ -52,17 +52,17 @@ describe.each(ENGINES)('sign-in limits on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  const member = async (email: string) => createAccount(t.ctx, { name: 'Race', email, password: PASSWORD });
+  const addUser = async (email: string) => createAccount(t.ctx, { name: 'Race', email, password: PASSWORD });
 
   it('checks exactly five of twenty wrong passwords sent at once; the others are refused unchecked', async () => {
-    await member('race20@acme.example');
+    await addUser('race20@acme.example');
     const post = await signInForm(t.app);
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post('race20@acme.example', `guess ${i}`)));
     expect(tally(answers)).toEqual({ wrong: MAX_SIGN_IN_ATTEMPTS, locked: 20 - MAX_SIGN_IN_ATTEMPTS, signedIn: 0 });
   });
 
   it('does not check the right password sent last after nineteen wrong ones at once', async () => {
-    await member('race19@acme.example');
+    await addUser('race19@acme.example');
     const post = await signInForm(t.app);
     const answers = await Promise.all([...Array.from({ length: 19 }, (_, i) => post('race19@acme.example', `guess ${i}`)), post('race19@acme.example', PASSWORD)]);
     const counted = tally(answers);
@@ -74,7 +74,7 @@ describe.each(ENGINES)('sign-in limits on %s', (engine) => {
   });
 
   it('answers a known and an unknown email alike, byte for byte, through the lock-out', async () => {
-    await member('known@acme.example');
+    await addUser('known@acme.example');
     const post = await signInForm(t.app);
     const run = async (email: string) => {
       const answers = [];
@@ -91,7 +91,7 @@ describe.each(ENGINES)('sign-in limits on %s', (engine) => {
   it('answers the same before and after the email has an account', async () => {
     const post = await signInForm(t.app);
     const before = await post('later@acme.example', 'a guess');
-    await member('later@acme.example');
+    await addUser('later@acme.example');
     const after = await post('later@acme.example', 'a guess');
     expect(after.statusCode).toBe(401);
     expect(after.body).toBe(before.body);
@@ -159,7 +159,7 @@ describe.each(ENGINES)('per-address limits on %s', (engine) => {
     const refused = answers.filter((r) => r.statusCode === 429);
     expect(refused).toHaveLength(5 - LIMIT);
     for (const response of refused) expect(visible(response.body)).toContain(FROM_ADDRESS);
-    const made = await t.ctx.store.db.selectFrom('members').select('email').where('email', 'like', 'burst-%').execute();
+    const made = await t.ctx.store.db.selectFrom('account_users').select('email').where('email', 'like', 'burst-%').execute();
     expect(made).toHaveLength(LIMIT);
     t.clock.advance(61);
     expect((await signUp(99)).statusCode).toBe(303);

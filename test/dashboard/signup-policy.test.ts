@@ -46,7 +46,7 @@ describe.each(ENGINES)('sign-up policy on %s', (engine) => {
       expect(response.body).not.toContain('name="password"');
     }
     expect(await accounts()).toBe(before);
-    expect(await t.ctx.store.db.selectFrom('members').select('id').where('email', '=', 'stranger@elsewhere.example').executeTakeFirst()).toBeUndefined();
+    expect(await t.ctx.store.db.selectFrom('account_users').select('id').where('email', '=', 'stranger@elsewhere.example').executeTakeFirst()).toBeUndefined();
   }
 
   it('first: two sign-ups at once on an empty instance make one account; then sign-up is closed', async () => {

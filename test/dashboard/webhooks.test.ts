@@ -12,7 +12,7 @@ import { createServer } from '../../src/services/servers.js';
 import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, hiddenFieldsOf, newSignedInMember, visible, type DashboardClient } from '../helpers/dashboard-session.js';
+import { csrfOf, hiddenFieldsOf, newSignedInUser, visible, type DashboardClient } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { messageStatus, writeAndDeliver } from '../helpers/webhook-history.js';
 import { startWebhookReceiver, verifiedEvent, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -56,10 +56,10 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
     await t?.close();
   });
 
-  async function memberWithServer(name = 'Hooks') {
-    const member = await newSignedInMember(t.app, t.ctx.store.db, name);
-    const { serverId } = await createServer(t.ctx, { accountId: member.accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
-    return { ...member, serverId };
+  async function userWithServer(name = 'Hooks') {
+    const user = await newSignedInUser(t.app, t.ctx.store.db, name);
+    const { serverId } = await createServer(t.ctx, { accountId: user.accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
+    return { ...user, serverId };
   }
   /** Adds an endpoint on the page; its id and the secret the answer shows once. */
   async function added(client: DashboardClient, serverId: string, url: string, events?: readonly string[]) {
@@ -72,7 +72,7 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
     t.ctx.store.db.selectFrom('webhook_secrets').selectAll().where('endpoint_id', '=', webhookId).orderBy('created_at').orderBy('id').execute();
 
   it('adds an endpoint for every event: the secret is shown once with "Copy", signs what is sent, and is never shown again', async () => {
-    const { client, serverId, memberId } = await memberWithServer();
+    const { client, serverId, userId } = await userWithServer();
     const overview = await client.get(`/dashboard/servers/${serverId}`);
     expect(overview.body).toContain(`<a href="${tab(serverId)}">Webhooks</a>`);
 
@@ -114,11 +114,11 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
     const audit = visible((await client.get('/dashboard/audit')).body, ' ');
     expect(audit).toContain(`Added webhook endpoint ${receiver.url} (all events)`);
     const event = await t.ctx.store.db.selectFrom('audit_events').select('actor').where('target_id', '=', webhookId).executeTakeFirstOrThrow();
-    expect(event.actor).toBe(`member:${memberId}`);
+    expect(event.actor).toBe(`user:${userId}`);
   });
 
   it('acts once: the same form sent again (a reload, a double click) adds nothing and shows no secret', async () => {
-    const { client, serverId } = await memberWithServer();
+    const { client, serverId } = await userWithServer();
     const form = await addForm(client, serverId, `${receiver.url}/once`, ['credential.connected', 'credential.revoked']);
     const first = await postFields(client, tab(serverId), form);
     expect(first.statusCode).toBe(200);
@@ -138,7 +138,7 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
   });
 
   it('refuses a bad URL, no event or an unknown one beside the field, keeping what was typed, and adds nothing', async () => {
-    const { client, serverId } = await memberWithServer();
+    const { client, serverId } = await userWithServer();
     const cases: { url: string; events?: string[]; field: string; message: string }[] = [
       { url: '', field: 'url', message: 'Enter the URL of your endpoint.' },
       { url: 'ftp://hooks.acme.test/keyward', field: 'url', message: 'The endpoint URL must be https.' },
@@ -169,9 +169,9 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
   it('refuses a private address as production does, and an 11th endpoint above the form', async () => {
     const strict = await startTestApp(engine, { allowPrivateUrls: false });
     try {
-      const member = await newSignedInMember(strict.app, strict.ctx.store.db, 'Strict');
-      const { serverId } = await createServer(strict.ctx, { accountId: member.accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
-      const refused = await postFields(member.client, tab(serverId), await addForm(member.client, serverId, 'https://169.254.169.254/latest/meta-data'));
+      const user = await newSignedInUser(strict.app, strict.ctx.store.db, 'Strict');
+      const { serverId } = await createServer(strict.ctx, { accountId: user.accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
+      const refused = await postFields(user.client, tab(serverId), await addForm(user.client, serverId, 'https://169.254.169.254/latest/meta-data'));
       expect(refused.statusCode).toBe(422);
       expect(refused.body).toContain(
         '<p class="error" id="field-url-error">The endpoint URL points at a link-local address (169.254.169.254); set KEYWARD_ALLOW_PRIVATE_URLS=true only for development.</p>',
@@ -180,7 +180,7 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
       await strict.close();
     }
 
-    const { client, serverId } = await memberWithServer();
+    const { client, serverId } = await userWithServer();
     for (let i = 1; i <= 10; i += 1) await addWebhookEndpoint(t.ctx, { serverId, url: `https://hooks${i}.acme.test/keyward`, actor: CLI_ACTOR });
     expect(visible((await client.get(tab(serverId))).body)).toContain('10 of 10');
     const eleventh = await postFields(client, tab(serverId), await addForm(client, serverId, 'https://hooks11.acme.test/keyward'));
@@ -191,7 +191,7 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
   });
 
   it('rotates the secret behind a confirmation: the new one shown once, both signing for the grace period', async () => {
-    const { client, serverId } = await memberWithServer();
+    const { client, serverId } = await userWithServer();
     const { webhookId, secret: oldSecret } = await added(client, serverId, receiver.url);
     const endpointPage = `${tab(serverId)}/${webhookId}`;
     const page = await client.get(endpointPage);
@@ -230,7 +230,7 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
   });
 
   it('removes an endpoint behind a confirmation', async () => {
-    const { client, serverId } = await memberWithServer();
+    const { client, serverId } = await userWithServer();
     const { webhookId } = await added(client, serverId, `${receiver.url}/removed`);
     const endpointPage = `${tab(serverId)}/${webhookId}`;
     const confirm = await client.get(`${endpointPage}/remove`);
@@ -251,7 +251,7 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
   });
 
   it('shows each delivery with its attempts (status code or error, duration), and resends a failed one', async () => {
-    const { client, serverId } = await memberWithServer();
+    const { client, serverId } = await userWithServer();
     const { webhookId } = await added(client, serverId, receiver.url);
     const [failedId] = await writeAndDeliver(t, serverId, 'u_failed');
     receiver.fallback = { status: 204 };
@@ -298,17 +298,17 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
   });
 
   it("answers 404 to another account's endpoints and messages, and to forms without the CSRF token, and changes nothing", async () => {
-    const owner = await memberWithServer('Owner');
+    const owner = await userWithServer('Owner');
     const { webhookId } = await added(owner.client, owner.serverId, receiver.url);
     const [messageId] = await writeAndDeliver(t, owner.serverId);
     expect(await messageStatus(t, messageId!)).toBe('failed');
     const before = { endpoints: await endpointRows(owner.serverId), secrets: await secretRows(webhookId) };
 
-    const other = await memberWithServer('Other');
+    const other = await userWithServer('Other');
     const { webhookId: otherWebhook } = await added(other.client, other.serverId, `${receiver.url}/other`);
     const csrf = csrfOf((await other.client.get(tab(other.serverId))).body);
     const foreign = `${tab(owner.serverId)}/${webhookId}`;
-    // The owner's endpoint under the other member's own server, and the owner's server itself.
+    // The owner's endpoint under the other user's own server, and the owner's server itself.
     const underOwn = `${tab(other.serverId)}/${webhookId}`;
     for (const url of [tab(owner.serverId), foreign, underOwn, `${underOwn}/rotate-secret`, `${underOwn}/remove`]) {
       const response = await other.client.get(url);

@@ -1,5 +1,5 @@
 /**
- * A member's browser, played over app.inject for the dashboard tests that need no real browser:
+ * A user's browser, played over app.inject for the dashboard tests that need no real browser:
  * keeps the cookies it is given, and reads each page's CSRF token from its forms.
  */
 import { randomBytes } from 'node:crypto';
@@ -71,10 +71,10 @@ export function hiddenFieldsOf(body: string, action: string): Record<string, str
 }
 
 /**
- * Signs a new member up (a new account), then in, as a person does (sign-up answers "Sign in"
+ * Signs a new user up (a new account), then in, as a person does (sign-up answers "Sign in"
  * whether or not it made an account), and returns the signed-in client.
  */
-export async function signUpMember(app: FastifyInstance, input: { accountName?: string; email: string; password?: string }): Promise<DashboardClient> {
+export async function signUpUser(app: FastifyInstance, input: { accountName?: string; email: string; password?: string }): Promise<DashboardClient> {
   const client = new DashboardClient(app);
   const password = input.password ?? 'correct horse battery staple';
   const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { accountName: input.accountName ?? 'Acme', email: input.email, password });
@@ -101,18 +101,18 @@ export function visible(body: string, tagsAs: '' | ' ' = ''): string {
     .replace(/\s+/g, ' ');
 }
 
-/** The member row (and its account) of a signed-up email. */
-export async function memberByEmail(db: Kysely<Database>, email: string): Promise<{ id: string; account_id: string }> {
-  return db.selectFrom('members').select(['id', 'account_id']).where('email', '=', email).executeTakeFirstOrThrow();
+/** The user row (and its account) of a signed-up email. */
+export async function userByEmail(db: Kysely<Database>, email: string): Promise<{ id: string; account_id: string }> {
+  return db.selectFrom('account_users').select(['id', 'account_id']).where('email', '=', email).executeTakeFirstOrThrow();
 }
 
 let signedUp = 0;
 
-/** A new account with its first member, signed in: a unique email, and the ids the services take. */
-export async function newSignedInMember(app: FastifyInstance, db: Kysely<Database>, name: string) {
+/** A new account with its first user, signed in: a unique email, and the ids the services take. */
+export async function newSignedInUser(app: FastifyInstance, db: Kysely<Database>, name: string) {
   signedUp += 1;
-  const email = `${name.toLowerCase()}-${signedUp}-${randomBytes(3).toString('hex')}@members.example`;
-  const client = await signUpMember(app, { email, accountName: `${name} ${signedUp}` });
-  const { id: memberId, account_id: accountId } = await memberByEmail(db, email);
-  return { client, email, memberId, accountId };
+  const email = `${name.toLowerCase()}-${signedUp}-${randomBytes(3).toString('hex')}@users.example`;
+  const client = await signUpUser(app, { email, accountName: `${name} ${signedUp}` });
+  const { id: userId, account_id: accountId } = await userByEmail(db, email);
+  return { client, email, userId, accountId };
 }

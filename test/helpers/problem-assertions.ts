@@ -14,7 +14,7 @@ export interface ProblemJson {
 }
 
 /**
- * Asserts status, code and every member of the problem body; with `errorPath`, also that the
+ * Asserts status, code and every field of the problem body; with `errorPath`, also that the
  * first validation error names that field. Returns the parsed body for further checks.
  */
 export function expectProblem(response: LightMyRequestResponse, status: number, code: ErrorCode, errorPath?: string): ProblemJson {

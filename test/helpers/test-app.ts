@@ -74,7 +74,7 @@ export interface TestAppOptions {
   resolve?: Resolver;
   /** KEYWARD_REFRESH_COOLDOWN_SECONDS (default 30, as in production). */
   refreshCooldownSeconds?: number;
-  /** KEYWARD_SIGNUP; the suites sign up many members, so `open` unless told. */
+  /** KEYWARD_SIGNUP; the suites sign up many users, so `open` unless told. */
   signup?: SignupPolicy;
   /** The webhook dispatcher's bounds (production's unless told). */
   webhookLimits?: Partial<DispatcherLimits>;
@@ -200,7 +200,7 @@ export interface Tenant {
   accountKey: string;
 }
 
-/** An account with a member, a server (business mode unless told), and an account key, made through the services. */
+/** An account with a dashboard user, a server (business mode unless told), and an account key, made through the services. */
 export async function createTenant(ctx: ServiceContext, options: { mode?: ServerMode; providers?: string[] } = {}): Promise<Tenant> {
   const suffix = randomBytes(4).toString('hex');
   const { accountId, userId } = await createAccount(ctx, { name: `Tenant ${suffix}`, email: `owner-${suffix}@example.test` });

@@ -12,7 +12,7 @@ import { addCustomOAuthProvider } from '../../src/services/providers.js';
 import { DomainError } from '../../src/services/domain-error.js';
 import { createServer } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { DashboardClient, newSignedInMember, visible } from '../helpers/dashboard-session.js';
+import { DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { startSecondNode, startWithTenant, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
 import { ALLOW_HINT, REFUSED_TOKEN_URLS } from './refused-urls.js';
@@ -89,7 +89,7 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
   });
 
   it('refuses them in the dashboard’s custom provider form, beside the field, with a 422 and nothing stored', async () => {
-    const { client, accountId } = await newSignedInMember(t.app, t.ctx.store.db, 'Outbound');
+    const { client, accountId } = await newSignedInUser(t.app, t.ctx.store.db, 'Outbound');
     const { serverId } = await createServer(t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     const page = `/dashboard/servers/${serverId}/providers`;
     const submit = (fields: Record<string, string>) =>
@@ -113,7 +113,7 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
     expect(errorBeside(revocation.body, 'revocationUrl')).toBe(`The revocation URL points at a link-local address (169.254.169.254)${ALLOW_HINT}.`);
     expect(await snapshotTables(t.ctx)).toEqual(before);
 
-    // The same member, signed in, on a node where private URLs are allowed (sessions live in the database).
+    // The same user, signed in, on a node where private URLs are allowed (sessions live in the database).
     const onLenient = new DashboardClient(lenient.app);
     for (const [name, value] of client.cookies) onLenient.cookies.set(name, value);
     const added = await onLenient.submit(page, `${page}/custom-oauth`, {

@@ -1,9 +1,9 @@
 /**
- * The dashboard in a real browser, as a member uses it (CONTRACT 6): sign up, then sign in with the
+ * The dashboard in a real browser, as a user uses it (CONTRACT 6): sign up, then sign in with the
  * same email and password (sign-up answers alike whether or not the email had an account), create a business
  * server, enable a static provider, generate an account API key and read it from the page, use it with
  * the server key against the management API, revoke it (the next call is refused), rotate the server
- * key, and a member of another account cannot reach any of it by URL. Every control is found by its
+ * key, and a user of another account cannot reach any of it by URL. Every control is found by its
  * visible name. Screenshots of each main page go to test-output/screenshots (not committed).
  */
 import { mkdirSync } from 'node:fs';
@@ -84,7 +84,7 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
   let accountKey = '';
   let revokePath = '';
 
-  it('signs a new member up with "Create account", then in', async () => {
+  it('signs a new user up with "Create account", then in', async () => {
     await page.goto(`${base}/dashboard`);
     await expect.poll(() => new URL(page.url()).pathname).toBe('/dashboard/sign-in');
     await expect(page.getByRole('button', { name: 'Sign in' }).isVisible()).resolves.toBe(true);
@@ -192,7 +192,7 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
     expect(consoleErrors).toEqual([]);
   });
 
-  it("keeps a second account's member out of the first account's pages and keys", async () => {
+  it("keeps a second account's user out of the first account's pages and keys", async () => {
     const other = await browser.newContext();
     const intruder = await other.newPage();
     try {

@@ -2,7 +2,7 @@
  * The Webhooks tab in a real browser, found by visible names (CONTRACT 6 and 7): "Servers" → the
  * server → "Webhooks" → "Add endpoint", the signing secret shown once with "Copy" (the clipboard
  * gets the secret that signs), a delivery the endpoint refused shown as failed with its attempt, and
- * "Resend", after which the message is delivered with the same webhook-id. The member signs up over
+ * "Resend", after which the message is delivered with the same webhook-id. The user signs up over
  * HTTP and the browser gets the session cookie: signing in by the page is dashboard.page.test.ts's.
  */
 import { mkdirSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { SESSION_COOKIE } from '../../src/dashboard/auth-routes.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
-import { newSignedInMember } from '../helpers/dashboard-session.js';
+import { newSignedInUser } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { messageStatus, writeAndDeliver } from '../helpers/webhook-history.js';
 import { startWebhookReceiver, verifiedEvent, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -35,12 +35,12 @@ describe.skipIf(!chromiumAvailable())('the Webhooks tab in Chromium', () => {
     base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     t.ctx.publicUrl = base;
     receiver = await startWebhookReceiver({ status: 400 });
-    const member = await newSignedInMember(t.app, t.ctx.store.db, 'Browser');
-    ({ serverId } = await createServer(t.ctx, { accountId: member.accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR }));
+    const user = await newSignedInUser(t.app, t.ctx.store.db, 'Browser');
+    ({ serverId } = await createServer(t.ctx, { accountId: user.accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR }));
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1200, height: 860 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    await context.addCookies([{ name: SESSION_COOKIE, value: member.client.cookies.get(SESSION_COOKIE)!, url: base, httpOnly: true, sameSite: 'Lax' }]);
+    await context.addCookies([{ name: SESSION_COOKIE, value: user.client.cookies.get(SESSION_COOKIE)!, url: base, httpOnly: true, sameSite: 'Lax' }]);
     page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) consoleErrors.push(message.text());
@@ -64,7 +64,7 @@ describe.skipIf(!chromiumAvailable())('the Webhooks tab in Chromium', () => {
     await page.getByRole('navigation', { name: 'Server' }).getByRole('link', { name: 'Webhooks' }).click();
     await expect(page.getByText('No endpoints yet.').isVisible()).resolves.toBe(true);
     await page.getByLabel('Endpoint URL').fill(receiver.url);
-    // Every event is checked unless the member unticks some.
+    // Every event is checked unless the user unticks some.
     await expect(page.getByRole('checkbox', { name: /credential\.connected/ }).isChecked()).resolves.toBe(true);
     await expect(page.getByRole('checkbox', { checked: true }).count()).resolves.toBe(6);
     await shot('add');

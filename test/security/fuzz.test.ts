@@ -15,7 +15,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer } from '../../src/services/servers.js';
 import { rawHttp } from '../helpers/auth-matrix.js';
-import { memberByEmail, signUpMember, type DashboardClient } from '../helpers/dashboard-session.js';
+import { userByEmail, signUpUser, type DashboardClient } from '../helpers/dashboard-session.js';
 import { createForm } from '../helpers/form-session.js';
 import { formPath, openHostedForm } from '../helpers/hosted-form.js';
 import { keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
@@ -172,8 +172,8 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
   let t: TestApp, tenant: Tenant, h: Record<string, string>;
   let planted: string;
   let formUrls: string[];
-  let member: DashboardClient;
-  let memberServerId: string;
+  let user: DashboardClient;
+  let userServerId: string;
   /** Every exchange; `path` is what the router saw (inject resolves dot segments as a browser would), null for raw bytes. */
   const seen: { request: string; method: string; path: string | null; response: { statusCode: number; headers: Record<string, unknown>; body: string } }[] = [];
 
@@ -183,10 +183,10 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
     await enableProvider(t.ctx, { serverId: tenant.serverId, slug: 'github', clientId: 'fuzz-client', clientSecret: 'fuzz-client-secret', actor: CLI_ACTOR });
     formUrls = [];
     for (let i = 0; i < 3; i += 1) formUrls.push((await createForm(t.app, h, { externalUserId: `u_form_${i}` })).url);
-    const email = 'fuzz-member@example.test';
-    member = await signUpMember(t.app, { email });
-    const { account_id } = await memberByEmail(t.ctx.store.db, email);
-    memberServerId = (await createServer(t.ctx, { accountId: account_id, name: 'Fuzzed', mode: 'business', actor: CLI_ACTOR })).serverId;
+    const email = 'fuzz-user@example.test';
+    user = await signUpUser(t.app, { email });
+    const { account_id } = await userByEmail(t.ctx.store.db, email);
+    userServerId = (await createServer(t.ctx, { accountId: account_id, name: 'Fuzzed', mode: 'business', actor: CLI_ACTOR })).serverId;
   });
   afterAll(() => t.close());
 
@@ -272,18 +272,18 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
     const signedIn: [string, string[]][] = [
       ['/dashboard/servers', ['name', 'mode']],
       ['/dashboard/developer/api-keys', ['label', 'environment', 'expiresAt']],
-      [`/dashboard/servers/${memberServerId}/redirect-uris`, ['uri']],
-      [`/dashboard/servers/${memberServerId}/mode`, ['mode']],
-      [`/dashboard/servers/${memberServerId}/providers/custom-static`, ['slug', 'name', 'fields']],
-      [`/dashboard/servers/${memberServerId}/providers/custom-oauth`, ['slug', 'name', 'authorizationUrl', 'tokenUrl', 'clientId', 'clientSecret']],
-      [`/dashboard/servers/${memberServerId}/audience/revoke`, ['externalUserId', 'provider']],
+      [`/dashboard/servers/${userServerId}/redirect-uris`, ['uri']],
+      [`/dashboard/servers/${userServerId}/mode`, ['mode']],
+      [`/dashboard/servers/${userServerId}/providers/custom-static`, ['slug', 'name', 'fields']],
+      [`/dashboard/servers/${userServerId}/providers/custom-oauth`, ['slug', 'name', 'authorizationUrl', 'tokenUrl', 'clientId', 'clientSecret']],
+      [`/dashboard/servers/${userServerId}/audience/revoke`, ['externalUserId', 'provider']],
       [`/dashboard/servers/${g.pick(PATH_PIECES)}/rotate-key`, ['graceSeconds']],
     ];
-    const csrf = /name="csrf" value="([^"]+)"/.exec((await member.get('/dashboard/servers')).body)?.[1] ?? '';
+    const csrf = /name="csrf" value="([^"]+)"/.exec((await user.get('/dashboard/servers')).body)?.[1] ?? '';
     for (let i = 0; i < 300; i += 1) {
       const [url, fields] = g.pick(signedIn);
       const body = `${g.chance(0.7) ? `csrf=${encodeURIComponent(csrf)}&` : ''}${oddForm(g, fields, planted)}`;
-      const cookie = g.chance(0.9) ? member.cookieHeader : `keyward_session=${planted}`;
+      const cookie = g.chance(0.9) ? user.cookieHeader : `keyward_session=${planted}`;
       if (g.chance(0.2)) await send({ method: 'GET', url: `${url}${oddQuery(g, planted)}`, headers: { cookie } });
       else await send({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
     }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
-import { hiddenFieldsOf, memberByEmail, signUpMember, visible, type DashboardClient } from '../helpers/dashboard-session.js';
+import { hiddenFieldsOf, userByEmail, signUpUser, visible, type DashboardClient } from '../helpers/dashboard-session.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -17,8 +17,8 @@ describe.each(ENGINES)('ill-formed text from the dashboard on %s', (engine) => {
   beforeAll(async () => {
     t = await startTestApp(engine);
     const email = `ill-formed-${engine}@example.test`;
-    client = await signUpMember(t.app, { email });
-    const { account_id } = await memberByEmail(t.ctx.store.db, email);
+    client = await signUpUser(t.app, { email });
+    const { account_id } = await userByEmail(t.ctx.store.db, email);
     ({ serverId } = await createServer(t.ctx, { accountId: account_id, name: 'Odd', mode: 'business', actor: CLI_ACTOR }));
   });
   afterAll(() => t.close());

@@ -87,7 +87,7 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     const flow = await t.app.inject({ method: 'POST', url: '/v1/oauth/github/start', headers, payload: { externalUserId: 'u_base' } });
     expect(flow.statusCode, flow.body).toBe(201);
     const now = t.clock.now();
-    await db().insertInto('dashboard_sessions').values({ id: 'ses_base', token_digest: 'base', member_id: tenant.userId, created_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
+    await db().insertInto('dashboard_sessions').values({ id: 'ses_base', token_digest: 'base', user_id: tenant.userId, created_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
     await db().insertInto('dashboard_form_uses').values({ nonce: 'base', used_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
     await db().insertInto('sign_in_attempts').values({ email_mac: 'base', attempts: 1, window_ends: iso(addSeconds(now, 900)) }).execute();
     const rotated = await rotateServerKey(t.ctx, tenant.serverId, 3600, CLI_ACTOR);

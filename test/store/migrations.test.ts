@@ -9,7 +9,7 @@ import { ALL_MIGRATIONS, createTestDatabase, ENGINES, type TestDatabase } from '
 const run = promisify(execFile);
 const TABLES = [
   'accounts', 'account_keys', 'audience_members', 'audit_events', 'credentials', 'custom_providers', 'idempotency_records',
-  'members', 'oauth_flows', 'server_keys', 'server_providers', 'server_redirect_uris', 'servers', 'static_form_sessions',
+  'account_users', 'oauth_flows', 'server_keys', 'server_providers', 'server_redirect_uris', 'servers', 'static_form_sessions',
   'dashboard_form_uses', 'sign_in_attempts', 'rate_limit_windows', 'webhook_endpoints', 'webhook_secrets', 'webhook_messages',
   'webhook_attempts', 'job_leases',
 ];

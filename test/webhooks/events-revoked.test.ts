@@ -12,7 +12,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer } from '../../src/services/servers.js';
 import { recordRevocations, revocationHoldSeconds } from '../../src/services/webhook-events.js';
-import { newSignedInMember } from '../helpers/dashboard-session.js';
+import { newSignedInUser } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { addProviderLikeAcme, connectTo, credentialRow } from '../helpers/oauth-credentials.js';
@@ -93,8 +93,8 @@ describe.each(ENGINES)('credential.revoked events on %s', (engine) => {
   });
 
   it('sends the event for a revoke from the dashboard', async () => {
-    // A member signed in to the dashboard, with a business server of their own.
-    const { client, accountId } = await newSignedInMember(o.t.app, o.t.ctx.store.db, 'Events');
+    // A user signed in to the dashboard, with a business server of their own.
+    const { client, accountId } = await newSignedInUser(o.t.app, o.t.ctx.store.db, 'Events');
     const { serverId, serverKey } = await createServer(o.t.ctx, { accountId, name: 'Production', mode: 'business', actor: CLI_ACTOR });
     await enableProvider(o.t.ctx, { serverId, slug: 'openai', actor: CLI_ACTOR });
     const { key } = await createAccountKey(o.t.ctx, { accountId, label: 'backend', actor: CLI_ACTOR });

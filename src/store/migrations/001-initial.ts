@@ -15,6 +15,7 @@ export function initialMigration(engine: Engine) {
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .execute();
 
+      // The people who sign in to an account's dashboard: renamed account_users by migration 012.
       await db.schema
         .createTable('members')
         .addColumn('id', 'text', (c) => c.primaryKey())

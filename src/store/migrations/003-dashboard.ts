@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
 
 /**
- * The dashboard: members' sign-in sessions (only a digest of the cookie's token is stored) and the
- * per-member count of failed sign-ins behind the lock-out, kept in the database so that every node
- * sees the same count.
+ * The dashboard: its users' sign-in sessions (only a digest of the cookie's token is stored) and the
+ * per-user count of failed sign-ins behind the lock-out, kept in the database so that every node
+ * sees the same count. The users' table was still called `members` here (012 renames it and the
+ * sessions' column `account_users` and `user_id`).
  */
 export function dashboardMigration() {
   return {

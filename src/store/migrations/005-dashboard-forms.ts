@@ -5,9 +5,9 @@ import type { Kysely } from 'kysely';
  *
  * - `dashboard_form_uses`: the one-time nonce of every form that creates something, recorded when it
  *   is used; the primary key makes a resubmitted form (a reload, a double click) lose, on every node.
- * - `sign_in_attempts`: the lock-out count, keyed by a MAC of the email rather than by member, so an
+ * - `sign_in_attempts`: the lock-out count, keyed by a MAC of the email rather than by user, so an
  *   email without an account is counted and locked exactly like one with an account (nothing tells
- *   them apart). It replaces the per-member columns of 003, which are dropped.
+ *   them apart). It replaces the per-user columns of 003, which are dropped.
  *
  * Both carry the time after which a row means nothing, so a sweep can delete them in batches.
  */
