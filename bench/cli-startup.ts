@@ -108,7 +108,13 @@ function loadedFiles(variant: Variant) {
     env: { ...variant.env, CLI_MODULE_PROBE_OUT: list },
     stdio: 'ignore',
   });
-  const files = [...new Set(readFileSync(list, 'utf8').split('\n').filter((line) => line.startsWith('file:')))].map((u) => fileURLToPath(u));
+  const files = [
+    ...new Set(
+      readFileSync(list, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('file:')),
+    ),
+  ].map((u) => fileURLToPath(u));
   const ours = files.filter((f) => !f.includes('/node_modules/'));
   const packages = new Map<string, number>();
   for (const file of files) {

@@ -15,12 +15,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql, type RawBuilder } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { Client } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
-import { createAccount } from '../src/services/accounts.js';
 import { createAccountKey } from '../src/services/account-keys.js';
+import { createAccount } from '../src/services/accounts.js';
 import { encodeCursor } from '../src/services/audience.js';
 import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
 import { createServer } from '../src/services/servers.js';
@@ -71,9 +71,11 @@ async function fill(ctx: ServiceContext, serverId: string, size: number) {
            case i % 3 when 0 then 'static' when 1 then 'static' else 'oauth2' end, 'active', ${secret}, ${time}, ${time}, ${time}, 'auth0|' || i
     from (${series}) as s`);
   const place = (fraction: number) => Math.round(size * fraction);
-  await bulk(sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at) values ${sql.join(
-    ZZ.map((z) => sql`(${`mem_${tag}_${z.id}`}, ${serverId}, ${z.id}, ${createdAt(place(z.at))}, ${createdAt(place(z.at))})`),
-  )}`);
+  await bulk(
+    sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at) values ${sql.join(
+      ZZ.map((z) => sql`(${`mem_${tag}_${z.id}`}, ${serverId}, ${z.id}, ${createdAt(place(z.at))}, ${createdAt(place(z.at))})`),
+    )}`,
+  );
   // The stripe credentials take their copies of created_at and the id from their member rows.
   const stripe = [...STRIPE_ZZ, ...STRIPE_OTHERS.map((f) => `auth0|${place(f)}`)];
   await bulk(sql`insert into credentials (id, server_id, member_id, provider, type, status, secret, connected_at, updated_at, member_created_at, external_user_id)
@@ -185,7 +187,9 @@ try {
         await latency(client, path, large.headers, 5);
         timings.push(await latency(client, path, large.headers, Math.max(20, REQUESTS / 10)));
       }
-      console.log(`${prefix.padEnd(15)} ${String(matches).padStart(7)} ${ms(timings[0]!.p50)} ${ms(timings[0]!.p99)} | ${ms(timings[1]!.p50)} ${ms(timings[1]!.p99)}`);
+      console.log(
+        `${prefix.padEnd(15)} ${String(matches).padStart(7)} ${ms(timings[0]!.p50)} ${ms(timings[0]!.p99)} | ${ms(timings[1]!.p50)} ${ms(timings[1]!.p99)}`,
+      );
     }
   } finally {
     await client.close();

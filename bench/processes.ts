@@ -22,7 +22,10 @@ export async function startProcess(command: string[], env: Record<string, string
   closeSync(log);
   const address = `http://127.0.0.1:${port}`;
   for (let waited = 0; waited < 60_000 && child.exitCode === null; waited += 100) {
-    const ready = await fetch(address + readyPath).then((r) => r.ok, () => false);
+    const ready = await fetch(address + readyPath).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) {
       const stop = () => {
         const exited = new Promise((resolve) => child.once('exit', resolve));

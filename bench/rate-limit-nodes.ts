@@ -20,11 +20,11 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
-import { createAccount } from '../src/services/accounts.js';
 import { createAccountKey } from '../src/services/account-keys.js';
+import { createAccount } from '../src/services/accounts.js';
 import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
 import { createServer } from '../src/services/servers.js';
-import { benchPostgres, startProcess, type Started } from './processes.js';
+import { benchPostgres, type Started, startProcess } from './processes.js';
 
 const LIMITS = (process.env.BENCH_LIMITS ?? '30,600,6000').split(',').map(Number);
 const NODE_COUNTS = [1, 2, 3];
@@ -83,7 +83,16 @@ try {
           const seconds = (performance.now() - started) / 1000;
           if (seconds >= WINDOW_SECONDS - 5) throw new Error(`limit ${limit}, ${count} nodes: ${seconds.toFixed(0)} s is too close to the window's end`);
           const window = await windowOf();
-          rows.push([String(limit), String(count), String(windowNumber), String(sent), String(admitted), `${((admitted / limit) * 100).toFixed(1)}%`, String(window.leases), seconds.toFixed(1)]);
+          rows.push([
+            String(limit),
+            String(count),
+            String(windowNumber),
+            String(sent),
+            String(admitted),
+            `${((admitted / limit) * 100).toFixed(1)}%`,
+            String(window.leases),
+            seconds.toFixed(1),
+          ]);
           console.error(`limit ${limit}, ${count} node(s), window ${windowNumber}: ${admitted} of ${sent} admitted, ${window.leases} lease statements`);
         }
       }
@@ -101,6 +110,8 @@ try {
 const header = ['limit/min', 'nodes', 'window', 'sent', 'admitted', 'admitted/limit', 'lease statements', 'seconds'];
 const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
 const line = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i]!)).join('  ');
-console.log(`\nOne key, twice its limit sent at once over 1–3 keyward serve processes on one PostgreSQL (${CONNECTIONS} connections a node), Node ${process.version}`);
+console.log(
+  `\nOne key, twice its limit sent at once over 1–3 keyward serve processes on one PostgreSQL (${CONNECTIONS} connections a node), Node ${process.version}`,
+);
 console.log(line(header));
 for (const row of rows) console.log(line(row));

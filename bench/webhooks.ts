@@ -27,18 +27,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { Pool } from 'undici';
-import { startWebhookReceiver, verifiedEvent, type ReceiverAnswer, type WebhookReceiver } from '../test/helpers/webhook-receiver.js';
 import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
-import { createAccount } from '../src/services/accounts.js';
 import { createAccountKey } from '../src/services/account-keys.js';
+import { createAccount } from '../src/services/accounts.js';
 import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
 import { enableProvider } from '../src/services/providers.js';
 import { createServer } from '../src/services/servers.js';
 import { addWebhookEndpoint } from '../src/services/webhook-endpoints.js';
 import { recordEvent, type WebhookEvent } from '../src/services/webhook-events.js';
 import type { Engine } from '../src/store/store.js';
-import { benchPostgres, cpuSeconds, startProcess, type Started } from './processes.js';
+import { type ReceiverAnswer, startWebhookReceiver, verifiedEvent, type WebhookReceiver } from '../test/helpers/webhook-receiver.js';
+import { benchPostgres, cpuSeconds, type Started, startProcess } from './processes.js';
 
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[];
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 5000);
@@ -290,7 +290,12 @@ async function postForms(pool: Pool, forms: readonly OpenedForm[], cookie: strin
   const latencies: number[] = [];
   await each(forms, CONNECTIONS, async (form) => {
     const began = performance.now();
-    await send(pool, 'a form POST', { method: 'POST', path: form.path, headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, body: form.body }, 200);
+    await send(
+      pool,
+      'a form POST',
+      { method: 'POST', path: form.path, headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, body: form.body },
+      200,
+    );
     latencies.push(performance.now() - began);
   });
   return latencies.sort((a, b) => a - b);

@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { openContext } from '../src/runtime.js';
 

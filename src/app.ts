@@ -7,8 +7,8 @@
  */
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
-import { managementGuard, type GuardHook } from './api/guard-hook.js';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import { type GuardHook, managementGuard } from './api/guard-hook.js';
 import { apiErrors, apiPlugin } from './api/plugin.js';
 import { DOCUMENTED_SCHEMAS, WEBHOOKS } from './api/webhook-event-schemas.js';
 import { connectErrors, connectPlugin } from './connect/plugin.js';
@@ -21,7 +21,7 @@ import type { ServiceContext } from './services/context.js';
 import { registerAssets } from './web/assets.js';
 import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
-import { newRequestId, preRoutingHandlers, type AreaErrors } from './web/pre-routing.js';
+import { type AreaErrors, newRequestId, preRoutingHandlers } from './web/pre-routing.js';
 import { answerErrors, respondWithProblem } from './web/problems.js';
 import { validatorCompiler } from './web/validation.js';
 

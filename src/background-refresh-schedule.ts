@@ -3,9 +3,9 @@
  * one every RUN_INTERVAL_MS. Every node schedules runs; the job's lease lets one at a time do it.
  */
 import type { Logger } from 'pino';
-import { runBackgroundRefresh, type BackgroundRefreshLimits } from './services/background-refresh.js';
+import { type Periodic, runPeriodically } from './periodic.js';
+import { type BackgroundRefreshLimits, runBackgroundRefresh } from './services/background-refresh.js';
 import type { ServiceContext } from './services/context.js';
-import { runPeriodically, type Periodic } from './periodic.js';
 
 /** 288 runs a day: with the run's 5,000 credentials, 1,440,000 a day (the sums are in background-refresh.ts). */
 export const RUN_INTERVAL_MS = 5 * 60_000;

@@ -2,10 +2,11 @@
  * The environment, parsed and checked once at start-up (CONTRACT 5). A bad value stops start-up with
  * one line naming the variable.
  */
+
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { parseDatabaseUrl, type DatabaseLocation } from './store/store.js';
+import { type DatabaseLocation, parseDatabaseUrl } from './store/store.js';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:.keyward/keyward.db';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -138,10 +139,7 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
-  warnings.push(
-    `made a new master key at ${file}: back it up, every stored credential is encrypted with it; ` +
-      'set KEYWARD_MASTER_KEY to manage it yourself',
-  );
+  warnings.push(`made a new master key at ${file}: back it up, every stored credential is encrypted with it; set KEYWARD_MASTER_KEY to manage it yourself`);
   return decodeMasterKey(readFileSync(file, 'utf8'), file);
 }
 
@@ -149,7 +147,8 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
 function metricsListener(env: Env, api: { host: string; port: number }): Config['metrics'] {
   const raw = env.KEYWARD_METRICS_PORT;
   if (raw === undefined || raw === '') {
-    if (env.KEYWARD_METRICS_HOST) throw new ConfigError('KEYWARD_METRICS_HOST', 'is set but KEYWARD_METRICS_PORT is not: set the port to start the metrics listener');
+    if (env.KEYWARD_METRICS_HOST)
+      throw new ConfigError('KEYWARD_METRICS_HOST', 'is set but KEYWARD_METRICS_PORT is not: set the port to start the metrics listener');
     return null;
   }
   const port = wholeNumber(env, 'KEYWARD_METRICS_PORT', 0, 0, 65535);

@@ -1,13 +1,14 @@
 /** `keyward serve`: config → store → app → listen, and a clean stop on SIGINT / SIGTERM. */
-import { scheduleBackgroundRefresh } from './background-refresh-schedule.js';
-import { ConfigError, type Config } from './config.js';
+
 import { buildApp } from './app.js';
+import { scheduleBackgroundRefresh } from './background-refresh-schedule.js';
+import { type Config, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
-import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
+import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
+import { createOutbound } from './outbound/outbound-http.js';
 import { openContext } from './runtime.js';
 import { standardSweeps } from './services/sweeps.js';
-import { createOutbound } from './outbound/outbound-http.js';
 import { WebhookDispatcher } from './services/webhook-delivery.js';
 import { WEBHOOK_TIMEOUT_MS } from './services/webhook-retry-policy.js';
 import { scheduleSweeps } from './sweep-schedule.js';
@@ -35,9 +36,14 @@ export async function serve(config: Config): Promise<void> {
   const backgroundRefresh = scheduleBackgroundRefresh(ctx, { hours: config.backgroundRefreshHours }, logger);
   // Webhooks get their own connection pool and timeout: a slow endpoint cannot hold a provider call's connections.
   const webhookOutbound = createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: WEBHOOK_TIMEOUT_MS });
-  const webhooks = new WebhookDispatcher(ctx, webhookOutbound, {}, {
-    onError: (error) => logger.warn({ err: { message: error.message } }, 'webhook delivery failed on our side; the message stays due'),
-  });
+  const webhooks = new WebhookDispatcher(
+    ctx,
+    webhookOutbound,
+    {},
+    {
+      onError: (error) => logger.warn({ err: { message: error.message } }, 'webhook delivery failed on our side; the message stays due'),
+    },
+  );
   webhooks.start();
   const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
   flush.unref();
@@ -70,7 +76,10 @@ export async function serve(config: Config): Promise<void> {
     } catch (error) {
       // The port is taken, say: start-up fails as a whole rather than run without the metrics asked for.
       await stop('start-up failed');
-      throw new ConfigError('KEYWARD_METRICS_PORT', `the metrics listener cannot listen on ${config.metrics.host}:${config.metrics.port} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new ConfigError(
+        'KEYWARD_METRICS_PORT',
+        `the metrics listener cannot listen on ${config.metrics.host}:${config.metrics.port} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
   }
   logger.info(

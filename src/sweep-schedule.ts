@@ -1,8 +1,8 @@
 /** `keyward serve`'s sweeps (services/sweeps.ts): one run soon after start, then one every few minutes. */
 import type { Logger } from 'pino';
+import { type Periodic, runPeriodically } from './periodic.js';
 import type { ServiceContext } from './services/context.js';
 import { runSweeps, type Sweep } from './services/sweeps.js';
-import { runPeriodically, type Periodic } from './periodic.js';
 
 /** Often enough that SWEEP_BATCHES_PER_RUN × SWEEP_BATCH_ROWS a run outpaces any real growth. */
 export const SWEEP_INTERVAL_MS = 5 * 60_000;

@@ -1,7 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -62,7 +62,9 @@ describe('configuration (CONTRACT 5)', () => {
     expect(loadConfig({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: '' }).backgroundRefreshHours).toBe(24);
     for (const hours of [0, 1, 8760]) expect(loadConfig({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: String(hours) }).backgroundRefreshHours).toBe(hours);
     for (const bad of ['8761', '-1', '1.5', '24h', 'daily', ' 24']) {
-      expect(refusal({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: bad })).toBe(`KEYWARD_BACKGROUND_REFRESH_HOURS: must be a whole number from 0 to 8760, got "${bad}"`);
+      expect(refusal({ ...base, KEYWARD_BACKGROUND_REFRESH_HOURS: bad })).toBe(
+        `KEYWARD_BACKGROUND_REFRESH_HOURS: must be a whole number from 0 to 8760, got "${bad}"`,
+      );
     }
   });
 

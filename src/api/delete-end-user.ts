@@ -2,8 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import { revokeMember } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
-import { ExternalUserId, GUARD_STATUSES, ProviderSlug, Timestamp, problemResponses } from './schemas.js';
-import { authOf, type ApiInstance } from './types.js';
+import { ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses, Timestamp } from './schemas.js';
+import { type ApiInstance, authOf } from './types.js';
 
 const Revoked = Type.Object({
   externalUserId: Type.String(),

@@ -3,7 +3,7 @@
  * that Problem; any other code reaching /v1 is a route calling a service it should not, so it is null
  * here and the error handler answers internal_error and logs it.
  */
-import { ERRORS, Problem, type ErrorCode } from '../errors.js';
+import { ERRORS, type ErrorCode, Problem } from '../errors.js';
 import type { DomainError } from '../services/domain-error.js';
 
 export type InputLocation = 'body' | 'query';
@@ -19,4 +19,3 @@ export function problemOf(error: DomainError, where: InputLocation = 'body'): Pr
   const errors = error.field === undefined ? [] : [{ path: `/${where}/${error.field}`, message: error.detail }];
   return new Problem('validation_failed', error.detail, { errors });
 }
-

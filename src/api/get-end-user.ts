@@ -2,8 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import { getMember } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
-import { ExternalUserId, GUARD_STATUSES, AudienceMemberWithSecrets, problemResponses } from './schemas.js';
-import { authOf, type ApiInstance } from './types.js';
+import { AudienceMemberWithSecrets, ExternalUserId, GUARD_STATUSES, problemResponses } from './schemas.js';
+import { type ApiInstance, authOf } from './types.js';
 
 export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
   app.get(

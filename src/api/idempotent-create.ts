@@ -5,13 +5,7 @@ import { requestHash, runIdempotent } from '../services/idempotency.js';
 import { authOf } from './types.js';
 
 /** `operation` names the route and its path parameter, so one key reused on another route is a mismatch. */
-export async function sendCreated<T>(
-  ctx: ServiceContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  operation: string,
-  create: () => Promise<T>,
-) {
+export async function sendCreated<T>(ctx: ServiceContext, request: FastifyRequest, reply: FastifyReply, operation: string, create: () => Promise<T>) {
   const key = request.headers['idempotency-key'];
   if (typeof key !== 'string') return reply.code(201).send(await create());
   const hash = requestHash(operation, request.body);

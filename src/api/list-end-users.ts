@@ -2,8 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import { listMembers } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
-import { ExternalUserId, GUARD_STATUSES, AudienceMemberSummary, ProviderSlug, problemResponses } from './schemas.js';
-import { authOf, type ApiInstance } from './types.js';
+import { AudienceMemberSummary, ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses } from './schemas.js';
+import { type ApiInstance, authOf } from './types.js';
 
 const Query = Type.Object(
   {

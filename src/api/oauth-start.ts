@@ -3,8 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../services/context.js';
 import { startFlow } from '../services/oauth-flows.js';
 import { sendCreated } from './idempotent-create.js';
-import { ExternalUserId, GUARD_STATUSES, IdempotencyHeaders, ProviderSlug, RedirectUri, Timestamp, problemResponses } from './schemas.js';
-import { authOf, type ApiInstance } from './types.js';
+import { ExternalUserId, GUARD_STATUSES, IdempotencyHeaders, ProviderSlug, problemResponses, RedirectUri, Timestamp } from './schemas.js';
+import { type ApiInstance, authOf } from './types.js';
 
 const Body = Type.Object(
   {

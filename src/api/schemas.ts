@@ -2,7 +2,7 @@
  * Schemas shared by the management routes. Response schemas list every field they send, so a value
  * (a secret above all) can only leave where a schema names it.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../providers/types.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -53,9 +53,7 @@ export const CredentialWithSecrets = Type.Object({
   expiresAt: Type.Optional(Nullable(Timestamp)),
   scopes: Type.Optional(Type.Array(Type.String())),
   refreshedAt: Type.Optional(Nullable(Timestamp)),
-  error: Type.Optional(
-    Type.Object({ code: Type.String(), message: Type.Optional(Type.String()), retryable: Type.Optional(Type.Boolean()) }),
-  ),
+  error: Type.Optional(Type.Object({ code: Type.String(), message: Type.Optional(Type.String()), retryable: Type.Optional(Type.Boolean()) })),
 });
 
 export const AudienceMemberSummary = Type.Object({

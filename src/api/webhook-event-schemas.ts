@@ -3,7 +3,7 @@
  * event types are generated from them, as its request and response types are from the routes'. The
  * SDK's tests validate real deliveries against these schemas, so they cannot drift from what is sent.
  */
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { ProblemSchema, Timestamp } from './schemas.js';
 
 const EventCredential = Type.Object(
@@ -92,7 +92,12 @@ const EVENTS = {
     'connect.failed',
     'An OAuth flow ended as failed.',
     Type.Object(
-      { ...member, provider: Type.String(), flowId: Type.String(), error: Type.String({ description: 'access_denied, token_exchange_failed, flow_expired, …' }) },
+      {
+        ...member,
+        provider: Type.String(),
+        flowId: Type.String(),
+        error: Type.String({ description: 'access_denied, token_exchange_failed, flow_expired, …' }),
+      },
       strict,
     ),
   ),

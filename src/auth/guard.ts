@@ -5,7 +5,7 @@
  * limit.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { Problem, type ErrorCode } from '../errors.js';
+import { type ErrorCode, Problem } from '../errors.js';
 import { hasKeyShape, isWellFormedKey, keyDigest } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
 import { recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
@@ -35,13 +35,7 @@ export interface GuardResult {
 const REALM = 'Bearer realm="keyward"';
 const INVALID_TOKEN = `${REALM}, error="invalid_token"`;
 /** Codes whose 401 tells the client the Bearer token itself is bad (RFC 6750 `invalid_token`). */
-const INVALID_TOKEN_CODES = new Set<ErrorCode>([
-  'keys_swapped',
-  'account_key_malformed',
-  'account_key_invalid',
-  'account_key_revoked',
-  'account_key_expired',
-]);
+const INVALID_TOKEN_CODES = new Set<ErrorCode>(['keys_swapped', 'account_key_malformed', 'account_key_invalid', 'account_key_revoked', 'account_key_expired']);
 const ACCOUNT_KEYS_PAGE = 'Generate a new key in the dashboard: Developer → Account API Keys.';
 
 export function refuse(code: ErrorCode, detail: string): Problem {
@@ -104,9 +98,13 @@ export class ManagementGuard {
     // 15.
     const rateLimit = await this.keyLimits.take(accountKey.id, now);
     if (rateLimit.limited) {
-      throw new Problem('rate_limited', `This account API key sent more than ${this.keyLimits.limit} requests this minute. Retry after ${rateLimit.resetSeconds} seconds.`, {
-        headers: { 'retry-after': String(rateLimit.resetSeconds) },
-      });
+      throw new Problem(
+        'rate_limited',
+        `This account API key sent more than ${this.keyLimits.limit} requests this minute. Retry after ${rateLimit.resetSeconds} seconds.`,
+        {
+          headers: { 'retry-after': String(rateLimit.resetSeconds) },
+        },
+      );
     }
     await touchAccountKey(this.ctx, accountKey, now);
     return { auth, rateLimit };
@@ -154,7 +152,7 @@ export class ManagementGuard {
     if (hasKeyShape('server', token) || hasKeyShape('account', serviceKey)) {
       throw refuse(
         'keys_swapped',
-        'The keys are in each other\'s headers: Authorization: Bearer takes the account API key (service_acct_…), x-service-key takes the server API key (service_srv_…).',
+        "The keys are in each other's headers: Authorization: Bearer takes the account API key (service_acct_…), x-service-key takes the server API key (service_srv_…).",
       );
     }
     // 5.
@@ -167,7 +165,10 @@ export class ManagementGuard {
     }
     // 7.
     if (!isWellFormedKey('server', serviceKey)) {
-      throw refuse('service_key_malformed', 'The x-service-key value is not a server API key (service_srv_ followed by 72 hex characters with a valid checksum).');
+      throw refuse(
+        'service_key_malformed',
+        'The x-service-key value is not a server API key (service_srv_ followed by 72 hex characters with a valid checksum).',
+      );
     }
     return { token, serviceKey };
   }
@@ -178,7 +179,7 @@ export class ManagementGuard {
     const lookups = this.ctx.store.authLookups;
     // 8–10.
     const accountKey = await lookups.accountKey(keyDigest(token), version);
-    if (!accountKey) throw refuse('account_key_invalid', 'No account API key matches the Bearer value. ' + ACCOUNT_KEYS_PAGE);
+    if (!accountKey) throw refuse('account_key_invalid', `No account API key matches the Bearer value. ${ACCOUNT_KEYS_PAGE}`);
     if (accountKey.revoked_at) {
       throw refuse('account_key_revoked', `This account API key (${accountKey.hint}) was revoked on ${accountKey.revoked_at}. ${ACCOUNT_KEYS_PAGE}`);
     }
@@ -187,16 +188,26 @@ export class ManagementGuard {
     }
     // 11–12.
     const serverKey = await lookups.serverKey(keyDigest(serviceKey), version);
-    if (!serverKey) throw refuse('service_key_invalid', 'No server API key matches the x-service-key value. The server\'s page in the dashboard shows its key hint and can rotate it.');
+    if (!serverKey)
+      throw refuse(
+        'service_key_invalid',
+        "No server API key matches the x-service-key value. The server's page in the dashboard shows its key hint and can rotate it.",
+      );
     if (serverKey.expires_at && serverKey.expires_at <= nowIso) {
-      throw refuse('service_key_revoked', `This server API key (${serverKey.hint}) was rotated out and its grace period ended on ${serverKey.expires_at}. Use the server's current key.`);
+      throw refuse(
+        'service_key_revoked',
+        `This server API key (${serverKey.hint}) was rotated out and its grace period ended on ${serverKey.expires_at}. Use the server's current key.`,
+      );
     }
     // 13–14.
     if (serverKey.account_id !== accountKey.account_id) {
       throw new Problem('server_access_denied', 'The server named by x-service-key belongs to another account than the account API key.');
     }
     if (serverKey.mode !== 'business') {
-      throw new Problem('server_not_business_mode', 'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.');
+      throw new Problem(
+        'server_not_business_mode',
+        'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.',
+      );
     }
     const auth: AuthContext = { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id, authVersion: version };
     return { accountKey, auth };

@@ -18,8 +18,8 @@
  * for enough to serve them all.
  */
 import type { Clock } from '../clock.js';
-import type { RateLimitsRepository } from '../store/rate-limits-repository.js';
 import { InsertionOrderedMap } from '../insertion-ordered-map.js';
+import type { RateLimitsRepository } from '../store/rate-limits-repository.js';
 import { secondsUntil, WINDOW_MS, type WindowState } from './rate-limit.js';
 
 /**

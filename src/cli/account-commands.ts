@@ -1,6 +1,6 @@
 /** `keyward account …`: accounts, made from the command line (with their first dashboard user). */
 import { createAccount } from '../services/accounts.js';
-import { optional, str, type Command } from './commands.js';
+import { type Command, optional, str } from './commands.js';
 
 export const commands: Record<string, Command> = {
   'account create': {

@@ -25,7 +25,12 @@ export interface Command {
 export const str = (options: Options, name: string): string => options[name] as string;
 export const optional = (options: Options, name: string): string | undefined => options[name] as string | undefined;
 export const list = (value: string | undefined): string[] | undefined =>
-  value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+  value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 
 /** `grace-seconds` → `graceSeconds`: an option named as a DomainError's field. */
 const camelCase = (option: string): string => option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());

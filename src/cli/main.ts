@@ -6,7 +6,7 @@
  * never loads Fastify, the pages, the OAuth client or the password hashing, so it starts in a
  * fraction of the time (bench/cli-startup.ts).
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';

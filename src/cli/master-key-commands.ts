@@ -1,6 +1,6 @@
 /** `keyward master-key rotate`: re-seals every stored secret under the current master key. */
 import { rotateMasterKey } from '../services/master-key-rotation.js';
-import { count, optional, type Command } from './commands.js';
+import { type Command, count, optional } from './commands.js';
 
 export const commands: Record<string, Command> = {
   'master-key rotate': {

@@ -5,10 +5,10 @@ import {
   addCustomStaticProvider,
   enableProvider,
   listProviderChoices,
-  parseFieldSpec,
   type ProviderChoice,
+  parseFieldSpec,
 } from '../services/providers.js';
-import { list, optional, str, type Command } from './commands.js';
+import { type Command, list, optional, str } from './commands.js';
 
 export const commands: Record<string, Command> = {
   'provider enable': {

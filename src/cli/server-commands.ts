@@ -1,15 +1,15 @@
 /** `keyward server …`: an account's servers, their mode, key and allowed redirect URIs. */
 import { CLI_ACTOR } from '../services/context.js';
 import {
+  type AccountServerRow,
   allowRedirectUri,
   createServer,
   listServersOfAccount,
   rotateServerKey,
-  setServerMode,
-  type AccountServerRow,
   type ServerMode,
+  setServerMode,
 } from '../services/servers.js';
-import { count, optional, SHOWN_ONCE, str, type Command } from './commands.js';
+import { type Command, count, optional, SHOWN_ONCE, str } from './commands.js';
 
 export const commands: Record<string, Command> = {
   'server create': {

@@ -3,16 +3,16 @@ import { CLI_ACTOR } from '../services/context.js';
 import {
   addWebhookEndpoint,
   DEFAULT_SECRET_GRACE_SECONDS,
+  type DeliveryView,
   listDeliveries,
   listWebhookEndpoints,
   removeWebhookEndpoint,
   resendMessage,
   rotateWebhookSecret,
-  type DeliveryView,
   type WebhookEndpointView,
 } from '../services/webhook-endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
-import { count, list, optional, str, type Command } from './commands.js';
+import { type Command, count, list, optional, str } from './commands.js';
 
 const SECRET_SHOWN_ONCE = 'shown once: store it in your receiver now, Keyward keeps it encrypted and never shows it again';
 
@@ -32,8 +32,7 @@ export const commands: Record<string, Command> = {
   'webhook add': {
     usage: `webhook add --server S --url U [--events ${WEBHOOK_EVENT_TYPES.join(',')}]`,
     options: { server: { type: 'string', required: true }, url: { type: 'string', required: true }, events: { type: 'string' } },
-    run: (ctx, o) =>
-      addWebhookEndpoint(ctx, { serverId: str(o, 'server'), url: str(o, 'url'), events: list(optional(o, 'events')), actor: CLI_ACTOR }),
+    run: (ctx, o) => addWebhookEndpoint(ctx, { serverId: str(o, 'server'), url: str(o, 'url'), events: list(optional(o, 'events')), actor: CLI_ACTOR }),
     text: (r) => `Webhook endpoint ${r.webhookId} added.\nSigning secret (${SECRET_SHOWN_ONCE}):\n${r.secret}`,
   },
   'webhook list': {

@@ -54,12 +54,18 @@ const MESSAGES = {
 
 export function messagePage(status: 403 | 404 | 410): string {
   const { title, text } = MESSAGES[status];
-  return page(title, html`<h1>${title}</h1>
-<p>${text}</p>`);
+  return page(
+    title,
+    html`<h1>${title}</h1>
+<p>${text}</p>`,
+  );
 }
 
 export function errorPage(status: number, title: string, text: string): string {
-  return page(title, html`<h1>${title}</h1>
+  return page(
+    title,
+    html`<h1>${title}</h1>
 <p>${text}</p>
-<p class="status">Error ${status}</p>`);
+<p class="status">Error ${status}</p>`,
+  );
 }

@@ -8,7 +8,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
-import { completeForm, fieldError, openForm, type OpenForm } from '../services/static-forms.js';
+import { completeForm, fieldError, type OpenForm, openForm } from '../services/static-forms.js';
 import { cookie, readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
 import { setPageHeaders } from '../web/page-headers.js';

@@ -33,7 +33,9 @@ export function registerOAuthCallback(scope: FastifyInstance, ctx: ServiceContex
         if (flow.redirectUri) return redirectToApp(reply, flow.redirectUri, { status: 'error', error, flowId: flow.id, provider: flow.provider });
         return cause === 'provider'
           ? reply.code(400).send(errorPage(400, `${providerName} not connected`, `${providerName} did not grant access (${error}). ${START_AGAIN}`))
-          : reply.code(502).send(errorPage(502, `${providerName} not connected`, `Keyward could not finish the connection with ${providerName} (${error}). ${START_AGAIN}`));
+          : reply
+              .code(502)
+              .send(errorPage(502, `${providerName} not connected`, `Keyward could not finish the connection with ${providerName} (${error}). ${START_AGAIN}`));
       }
       case 'completed': {
         const { flow, providerName } = outcome;

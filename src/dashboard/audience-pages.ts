@@ -6,22 +6,23 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Problem } from '../errors.js';
-import { findMemberCredential, listMembers, revokeMember, type CredentialSummary } from '../services/audience.js';
+import { type CredentialSummary, findMemberCredential, listMembers, revokeMember } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
 import { listServerProviders } from '../services/providers.js';
-import { audiencePage, audienceUrl, personalModePage, revokePage, type ProviderNames } from './audience-views.js';
+import { userActor } from './actor-names.js';
+import { audiencePage, audienceUrl, type ProviderNames, personalModePage, revokePage } from './audience-views.js';
 import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
-import { userActor } from './actor-names.js';
-import { serverOfAccount, type AccountServer } from './server-access.js';
+import { type AccountServer, serverOfAccount } from './server-access.js';
 
 const PAGE_SIZE = 20;
 
 /** What the provider said when asked to revoke the tokens, in fixed words per outcome (never query text). */
 const REVOKED: Record<string, string> = {
   succeeded: 'Credential revoked. Keyward erased it and the provider confirmed that its tokens are revoked.',
-  failed: "Credential revoked. Keyward erased it, but the provider did not confirm revoking its tokens: remove the app's access at the provider if you need to be sure.",
+  failed:
+    "Credential revoked. Keyward erased it, but the provider did not confirm revoking its tokens: remove the app's access at the provider if you need to be sure.",
   not_supported: 'Credential revoked. Keyward erased it; this provider offers no way to revoke tokens, so nothing more was sent to it.',
 };
 
@@ -83,15 +84,19 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
     return found;
   }
 
-  scope.get<{ Params: ServerParams; Querystring: Static<typeof RevokeQuery> }>('/servers/:serverId/audience/revoke', queryRoute(RevokeQuery), async (request, reply) => {
-    refuseMalformed(request);
-    const context = pageContext(request);
-    const server = await businessServer(request);
-    const externalUserId = request.query.externalUserId ?? '';
-    const credential = await namedCredential(server, externalUserId, request.query.provider ?? '');
-    const { nameOf } = await providerNames(server.id);
-    return sendPage(reply, revokePage(context, server, externalUserId, credential, nameOf(credential.provider)));
-  });
+  scope.get<{ Params: ServerParams; Querystring: Static<typeof RevokeQuery> }>(
+    '/servers/:serverId/audience/revoke',
+    queryRoute(RevokeQuery),
+    async (request, reply) => {
+      refuseMalformed(request);
+      const context = pageContext(request);
+      const server = await businessServer(request);
+      const externalUserId = request.query.externalUserId ?? '';
+      const credential = await namedCredential(server, externalUserId, request.query.provider ?? '');
+      const { nameOf } = await providerNames(server.id);
+      return sendPage(reply, revokePage(context, server, externalUserId, credential, nameOf(credential.provider)));
+    },
+  );
 
   scope.post<{ Params: ServerParams; Body: Static<typeof RevokeBody> }>('/servers/:serverId/audience/revoke', formRoute(RevokeBody), async (request, reply) => {
     refuseMalformed(request);

@@ -5,8 +5,8 @@
  */
 import type { AudienceMemberPage, CredentialSummary } from '../services/audience.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { selectField, textField } from './forms.js';
 import { kindLabel, shownDate } from './format.js';
+import { selectField, textField } from './forms.js';
 import { csrfField, dashboardPage, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';
 import { serverCrumbs, serverTabPage } from './server-views.js';

@@ -3,12 +3,12 @@
  * through the user's account id, so another account's events, keys, users and servers never
  * appear. audit-views.ts tells each event as a sentence.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { actorNames } from './actor-names.js';
 import { auditPage, type EventRow } from './audit-views.js';
 import { Query, queryRoute, refuseMalformed } from './form-schemas.js';
 import { sendPage } from './layout.js';
-import { pageContext, type PageRoutes } from './plugin.js';
+import { type PageRoutes, pageContext } from './plugin.js';
 
 const PAGE_SIZE = 50;
 
@@ -29,7 +29,11 @@ export const registerAuditPages: PageRoutes = (scope, ctx) => {
     const events = rows.slice(0, PAGE_SIZE);
     const last = events.at(-1);
     const older = rows.length > PAGE_SIZE && last ? `/dashboard/audit?before=${encodeURIComponent(`${last.created_at}~${last.id}`)}` : null;
-    const names = await actorNames(ctx, accountId, events.map((e) => e.actor));
+    const names = await actorNames(
+      ctx,
+      accountId,
+      events.map((e) => e.actor),
+    );
 
     const providerName = (slug: string) => ctx.catalog(slug)?.name ?? slug;
     return sendPage(reply, auditPage(context, { events, names, providerName, newest: !cursor, older }));

@@ -9,7 +9,7 @@
  * email taken, and sign-in's failures and lock-out read the same for every email.
  */
 import { randomBytes } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AddressLimit } from '../auth/rate-limit.js';
 import { sameText } from '../digest.js';
@@ -17,9 +17,9 @@ import type { ServiceContext } from '../services/context.js';
 import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/sessions.js';
 import { cookie, readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
+import { expiredAnonymousForm, signInForm, signUpClosed, signUpForm } from './auth-views.js';
 import { refusalOf } from './domain-errors.js';
 import { Filled, formErrors, formRoute, Notice, PublicForm, Query, queryRoute, refuseMalformed, Text } from './form-schemas.js';
-import { expiredAnonymousForm, signInForm, signUpClosed, signUpForm } from './auth-views.js';
 import { clockTime } from './format.js';
 import { fixedText, sendPage } from './layout.js';
 

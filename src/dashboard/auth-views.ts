@@ -3,10 +3,15 @@
  * anonymous CSRF token, the page that says accounts are made by the operator, and the expired form.
  */
 import { html } from '../web/html.js';
-import { formError, textField, type FieldErrors } from './forms.js';
+import { type FieldErrors, formError, textField } from './forms.js';
 import { publicPage } from './layout-views.js';
 
-export function signInForm(csrf: string, email: string, errors: FieldErrors, problem: { text?: string | null; signUp: boolean; notice?: string | null }): string {
+export function signInForm(
+  csrf: string,
+  email: string,
+  errors: FieldErrors,
+  problem: { text?: string | null; signUp: boolean; notice?: string | null },
+): string {
   return publicPage(
     'Sign in',
     html`${problem.notice ? html`<p class="notice" role="status">${problem.notice}</p>` : ''}${formError(problem.text)}

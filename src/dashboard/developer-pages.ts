@@ -11,14 +11,14 @@ import { Problem } from '../errors.js';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/account-keys.js';
 import type { ServiceContext } from '../services/context.js';
 import { actorNames, userActor } from './actor-names.js';
-import { developerPage, keysPage, KEYS_URL, revokeKeyPage, type GenerateForm } from './developer-views.js';
-import { type FieldErrors } from './forms.js';
+import { developerPage, type GenerateForm, KEYS_URL, keysPage, revokeKeyPage } from './developer-views.js';
+import { refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';
 import { CreateForm, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
-import { refusalOf } from './domain-errors.js';
+import type { FieldErrors } from './forms.js';
 import { fixedText, sendPage } from './layout.js';
 import type { PageContext } from './layout-views.js';
-import { pageContext, type PageRoutes } from './plugin.js';
+import { type PageRoutes, pageContext } from './plugin.js';
 
 /** The notices a redirect may ask for, by code: the page shows only these fixed texts. */
 const NOTICES: Record<string, string> = {
@@ -35,10 +35,18 @@ type KeyParams = { keyId: string };
 /** What a datetime-local control sends (no zone): read as UTC, as the field's hint says. */
 const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;
 
-async function loadKeysPage(ctx: ServiceContext, context: PageContext, options: { form?: GenerateForm; newKey?: string; notice?: string | null }): Promise<string> {
+async function loadKeysPage(
+  ctx: ServiceContext,
+  context: PageContext,
+  options: { form?: GenerateForm; newKey?: string; notice?: string | null },
+): Promise<string> {
   const { accountId } = context.user;
   const keys = await listAccountKeys(ctx, accountId);
-  const names = await actorNames(ctx, accountId, keys.map((k) => k.createdBy));
+  const names = await actorNames(
+    ctx,
+    accountId,
+    keys.map((k) => k.createdBy),
+  );
   return keysPage(context, { keys, names, now: ctx.clock.now().toISOString(), ...options });
 }
 

@@ -6,8 +6,8 @@
 import type { AccountKeyView } from '../services/account-keys.js';
 import { ENVIRONMENTS } from '../services/account-keys.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { formError, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
 import { timeOf } from './format.js';
+import { type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
 
 export const KEYS_URL = '/dashboard/developer/api-keys';
@@ -138,5 +138,10 @@ ${csrfField(context.csrf)}
 <div class="form-actions"><button type="submit" class="danger">Revoke</button><a href="${KEYS_URL}">Cancel</a></div>
 </form>
 </section>`;
-  return dashboardPage(context, { title: 'Revoke account API key', section: 'developer', breadcrumbs: [...CRUMBS, { label: 'Account API Keys', href: KEYS_URL }], body });
+  return dashboardPage(context, {
+    title: 'Revoke account API key',
+    section: 'developer',
+    breadcrumbs: [...CRUMBS, { label: 'Account API Keys', href: KEYS_URL }],
+    body,
+  });
 }

@@ -6,8 +6,8 @@
  * are the service's own; no page matches messages or repeats a service's rules.
  */
 import { Problem } from '../errors.js';
-import type { ErrorReader } from '../web/problems.js';
 import { DomainError, type DomainErrorCode } from '../services/domain-error.js';
+import type { ErrorReader } from '../web/problems.js';
 import { sentence } from './format.js';
 import type { FieldErrors } from './forms.js';
 

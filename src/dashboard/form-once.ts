@@ -11,7 +11,7 @@ import type { ServiceContext } from '../services/context.js';
 import { claimFormNonce, FORM_NONCE, releaseFormNonce } from '../services/dashboard-forms.js';
 import { formText } from '../web/form-fields.js';
 import { sendPage } from './layout.js';
-import { alreadySubmittedBody, dashboardPage, formExpiredPage, type Breadcrumb, type PageContext, type Section } from './layout-views.js';
+import { alreadySubmittedBody, type Breadcrumb, dashboardPage, formExpiredPage, type PageContext, type Section } from './layout-views.js';
 
 export interface OnceTarget {
   section: Section;

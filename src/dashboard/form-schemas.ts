@@ -11,7 +11,7 @@
  * field no form of ours has, a list where a text was expected) is a request our pages did not make,
  * and the answer is the dashboard's 400 page.
  */
-import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import { type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { Problem } from '../errors.js';
 import type { FieldErrors } from './forms.js';

@@ -77,18 +77,17 @@ export function formError(message: string | null | undefined): SafeHtml | string
  * Checkboxes of one name (a set of choices): a fieldset whose legend is the label, the error beside it.
  * Each option may carry a description, read with its box.
  */
-export function checkboxGroup(
-  field: FieldBase & { options: { value: string; label: string; description?: string }[]; checked: readonly string[] },
-): SafeHtml {
+export function checkboxGroup(field: FieldBase & { options: { value: string; label: string; description?: string }[]; checked: readonly string[] }): SafeHtml {
   const id = `field-${field.name}`;
   const error = field.errors?.[field.name];
   return html`<fieldset class="field checks${error ? ' invalid' : ''}" id="${id}"${describedBy(id, field.hint, error)}>
 <legend>${field.label}</legend>
 ${field.hint ? html`<p class="hint" id="${id}-hint">${field.hint}</p>` : ''}
 ${field.options.map(
-  (o, i) => html`<label for="${id}-${i}"><input id="${id}-${i}" type="checkbox" name="${field.name}" value="${o.value}"${
-    field.checked.includes(o.value) ? html` checked` : ''
-  }> <code>${o.label}</code>${o.description ? html` <span class="muted">${o.description}</span>` : ''}</label>`,
+  (o, i) =>
+    html`<label for="${id}-${i}"><input id="${id}-${i}" type="checkbox" name="${field.name}" value="${o.value}"${
+      field.checked.includes(o.value) ? html` checked` : ''
+    }> <code>${o.label}</code>${o.description ? html` <span class="muted">${o.description}</span>` : ''}</label>`,
 )}
 ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
 </fieldset>`;
@@ -109,4 +108,3 @@ export function shownOnce(label: string, secret: string, kept = KEPT_DIGEST): Sa
 <button type="button" class="secondary" data-copy="shown-once-value">Copy</button></div>
 </section>`;
 }
-

@@ -4,8 +4,9 @@
  * is rendered on the server with the escaping `html` template; the only script is /assets/dashboard.js
  * (the "Copy" buttons), so the CSP allows no inline code.
  */
-import { html, htmlDocument, type SafeHtml } from '../web/html.js';
+
 import type { UserSession } from '../services/sessions.js';
+import { html, htmlDocument, type SafeHtml } from '../web/html.js';
 
 export type Section = 'servers' | 'developer' | 'audit';
 
@@ -53,9 +54,7 @@ export interface DashboardPage {
 }
 
 export function dashboardPage(context: PageContext, page: DashboardPage): string {
-  const nav = SECTIONS.map(
-    (s) => html`<a href="${s.href}"${s.id === page.section ? html` aria-current="page"` : ''}>${s.label}</a>`,
-  );
+  const nav = SECTIONS.map((s) => html`<a href="${s.href}"${s.id === page.section ? html` aria-current="page"` : ''}>${s.label}</a>`);
   const crumbs = page.breadcrumbs?.length
     ? html`<nav class="breadcrumbs" aria-label="Breadcrumb">${page.breadcrumbs.map((c) => html`<a href="${c.href}">${c.label}</a><span aria-hidden="true"> / </span>`)}</nav>`
     : '';
@@ -105,8 +104,11 @@ export function errorPage(status: number): string {
       : status >= 500
         ? ['Something went wrong', 'Keyward could not finish this request. Try again in a moment.']
         : ['Request not accepted', 'This request could not be read. Go back and try again.'];
-  return publicPage(title, html`<p>${text}</p>
-<p><a href="/dashboard">Back to the dashboard</a></p>`);
+  return publicPage(
+    title,
+    html`<p>${text}</p>
+<p><a href="/dashboard">Back to the dashboard</a></p>`,
+  );
 }
 
 /** A create form sent a second time (its one-time nonce already claimed): nothing new was made. */

@@ -6,8 +6,7 @@ import type { FastifyReply } from 'fastify';
 import { own } from '../web/form-fields.js';
 
 export const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; " +
-  "frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; " + "frame-ancestors 'none'; base-uri 'none'";
 
 /**
  * The fixed text a request-chosen code (`?notice=`) names, or null. Only the table's own keys count:

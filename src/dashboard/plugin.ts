@@ -14,8 +14,8 @@ import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
 import type { AreaErrors } from '../web/pre-routing.js';
 import { answerErrors } from '../web/problems.js';
-import { readRefusal } from './domain-errors.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
+import { readRefusal } from './domain-errors.js';
 import { sendPage } from './layout.js';
 import { errorPage, formExpiredPage, type PageContext } from './layout-views.js';
 

@@ -5,24 +5,18 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
-import {
-  addCustomOAuthProvider,
-  addCustomStaticProvider,
-  enableProvider,
-  listServerProviders,
-  parseFieldSpec,
-} from '../services/providers.js';
-import { DomainError } from '../services/domain-error.js';
 import type { StaticField } from '../providers/types.js';
-import { Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
-import { type FieldErrors } from './forms.js';
+import type { ServiceContext } from '../services/context.js';
+import { DomainError } from '../services/domain-error.js';
+import { addCustomOAuthProvider, addCustomStaticProvider, enableProvider, listServerProviders, parseFieldSpec } from '../services/providers.js';
+import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
+import { Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
+import type { FieldErrors } from './forms.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
-import { providersBody, type ProviderForm, type RefusedForm } from './provider-views.js';
-import { userActor } from './actor-names.js';
-import { serverOfAccount, type AccountServer } from './server-access.js';
+import { type ProviderForm, providersBody, type RefusedForm } from './provider-views.js';
+import { type AccountServer, serverOfAccount } from './server-access.js';
 import { serverTabPage } from './server-views.js';
 
 /** Notices are looked up by code, so nothing from the query string is ever shown. */
@@ -30,7 +24,6 @@ const NOTICES: Record<string, string> = {
   'provider-enabled': 'Provider enabled on this server.',
   'provider-added': 'Custom provider added and enabled on this server.',
 };
-
 
 /** The custom OAuth form's inputs by the services' field names. */
 const CUSTOM_OAUTH_FIELDS = {
@@ -82,8 +75,6 @@ function parseScopes(text: string): string[] | undefined {
   const scopes = text.split(/[\s,]+/).filter(Boolean);
   return scopes.length ? scopes : undefined;
 }
-
-
 
 export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContext) {
   const base = (server: AccountServer) => `/dashboard/servers/${server.id}/providers`;
@@ -150,70 +141,80 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
     }),
   );
 
-  scope.post<{ Params: ServerParams; Body: Static<typeof CustomOAuthBody> }>('/servers/:serverId/providers/custom-oauth', formRoute(CustomOAuthBody), (request, reply) =>
-    handle(request, reply, 'custom-oauth', async (server) => {
-      const values: Record<string, string> = {};
-      // Every field but the secret is kept for a refused form to show again.
-      for (const [name, typed] of Object.entries(request.body)) if (name !== 'csrf' && name !== 'oauthClientSecret') values[name] = (typed ?? '').trim();
-      const clientSecret = (request.body.oauthClientSecret ?? '').trim();
-      const errors = formErrors(request, LEFT_EMPTY);
-      if (errors) return { values, errors };
-      try {
-        await addCustomOAuthProvider(ctx, {
-          serverId: server.id,
-          slug: values.oauthSlug!,
-          name: values.oauthName || undefined,
-          authorizationUrl: values.authorizationUrl!,
-          tokenUrl: values.tokenUrl!,
-          revocationUrl: values.revocationUrl || undefined,
-          clientId: values.oauthClientId!,
-          clientSecret,
-          scopes: parseScopes(values.oauthScopes!),
-          tokenAuth: values.tokenAuth || undefined,
-          actor: userActor(pageContext(request).user.userId),
-        });
-        return { values, errors: {}, notice: 'provider-added' };
-      } catch (error) {
-        const { errors, problem } = refusalOf(error, CUSTOM_OAUTH_FIELDS);
-        return { values, errors, problem };
-      }
-    }),
+  scope.post<{ Params: ServerParams; Body: Static<typeof CustomOAuthBody> }>(
+    '/servers/:serverId/providers/custom-oauth',
+    formRoute(CustomOAuthBody),
+    (request, reply) =>
+      handle(request, reply, 'custom-oauth', async (server) => {
+        const values: Record<string, string> = {};
+        // Every field but the secret is kept for a refused form to show again.
+        for (const [name, typed] of Object.entries(request.body)) if (name !== 'csrf' && name !== 'oauthClientSecret') values[name] = (typed ?? '').trim();
+        const clientSecret = (request.body.oauthClientSecret ?? '').trim();
+        const errors = formErrors(request, LEFT_EMPTY);
+        if (errors) return { values, errors };
+        try {
+          await addCustomOAuthProvider(ctx, {
+            serverId: server.id,
+            slug: values.oauthSlug!,
+            name: values.oauthName || undefined,
+            authorizationUrl: values.authorizationUrl!,
+            tokenUrl: values.tokenUrl!,
+            revocationUrl: values.revocationUrl || undefined,
+            clientId: values.oauthClientId!,
+            clientSecret,
+            scopes: parseScopes(values.oauthScopes!),
+            tokenAuth: values.tokenAuth || undefined,
+            actor: userActor(pageContext(request).user.userId),
+          });
+          return { values, errors: {}, notice: 'provider-added' };
+        } catch (error) {
+          const { errors, problem } = refusalOf(error, CUSTOM_OAUTH_FIELDS);
+          return { values, errors, problem };
+        }
+      }),
   );
 
-  scope.post<{ Params: ServerParams; Body: Static<typeof CustomStaticBody> }>('/servers/:serverId/providers/custom-static', formRoute(CustomStaticBody), (request, reply) =>
-    handle(request, reply, 'custom-static', async (server) => {
-      const { body } = request;
-      // Field specs are kept as typed (only line ends normalised), so a refused textarea reads the same.
-      const values = { staticSlug: (body.staticSlug ?? '').trim(), staticName: (body.staticName ?? '').trim(), fields: (body.fields ?? '').replace(/\r\n?/g, '\n') };
-      const errors: FieldErrors = formErrors(request, LEFT_EMPTY) ?? {};
-      const fields: StaticField[] = [];
-      const lineErrors: string[] = [];
-      values.fields.split('\n').forEach((typed, i) => {
-        const line = typed.trim();
-        if (!line) return;
-        try {
-          fields.push(parseFieldSpec(line));
-        } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          lineErrors.push(`Line ${i + 1}: ${error.detail}.`);
-        }
-      });
-      if (fields.length === 0 && lineErrors.length === 0) errors.fields = 'Enter at least one field, one per line, e.g. apiKey:API key:secret';
-      else if (lineErrors.length) errors.fields = lineErrors.join(' ');
-      if (Object.keys(errors).length) return { values, errors };
-      try {
-        await addCustomStaticProvider(ctx, {
-          serverId: server.id,
-          slug: values.staticSlug,
-          name: values.staticName || undefined,
-          fields,
-          actor: userActor(pageContext(request).user.userId),
+  scope.post<{ Params: ServerParams; Body: Static<typeof CustomStaticBody> }>(
+    '/servers/:serverId/providers/custom-static',
+    formRoute(CustomStaticBody),
+    (request, reply) =>
+      handle(request, reply, 'custom-static', async (server) => {
+        const { body } = request;
+        // Field specs are kept as typed (only line ends normalised), so a refused textarea reads the same.
+        const values = {
+          staticSlug: (body.staticSlug ?? '').trim(),
+          staticName: (body.staticName ?? '').trim(),
+          fields: (body.fields ?? '').replace(/\r\n?/g, '\n'),
+        };
+        const errors: FieldErrors = formErrors(request, LEFT_EMPTY) ?? {};
+        const fields: StaticField[] = [];
+        const lineErrors: string[] = [];
+        values.fields.split('\n').forEach((typed, i) => {
+          const line = typed.trim();
+          if (!line) return;
+          try {
+            fields.push(parseFieldSpec(line));
+          } catch (error) {
+            if (!(error instanceof DomainError)) throw error;
+            lineErrors.push(`Line ${i + 1}: ${error.detail}.`);
+          }
         });
-        return { values, errors, notice: 'provider-added' };
-      } catch (error) {
-        const { errors, problem } = refusalOf(error, { slug: 'staticSlug', name: 'staticName', fields: 'fields' });
-        return { values, errors, problem };
-      }
-    }),
+        if (fields.length === 0 && lineErrors.length === 0) errors.fields = 'Enter at least one field, one per line, e.g. apiKey:API key:secret';
+        else if (lineErrors.length) errors.fields = lineErrors.join(' ');
+        if (Object.keys(errors).length) return { values, errors };
+        try {
+          await addCustomStaticProvider(ctx, {
+            serverId: server.id,
+            slug: values.staticSlug,
+            name: values.staticName || undefined,
+            fields,
+            actor: userActor(pageContext(request).user.userId),
+          });
+          return { values, errors, notice: 'provider-added' };
+        } catch (error) {
+          const { errors, problem } = refusalOf(error, { slug: 'staticSlug', name: 'staticName', fields: 'fields' });
+          return { values, errors, problem };
+        }
+      }),
   );
 }

@@ -4,11 +4,12 @@
  * the forms (clientId / oauthClientId …) because a field's id is derived from its name, and ids must be
  * unique on the page for the labels to point at the right control.
  */
-import { html, type SafeHtml } from '../web/html.js';
+
 import { OAUTH_PROVIDERS, STATIC_PROVIDERS } from '../providers/catalog.js';
 import type { EnabledProviderView } from '../services/providers.js';
-import { formError, selectField, textArea, textField, type FieldErrors } from './forms.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { kindLabel, shownDate } from './format.js';
+import { type FieldErrors, formError, selectField, textArea, textField } from './forms.js';
 import { csrfField } from './layout-views.js';
 
 /** Which form a refused POST came from: only that one is re-rendered with its values and errors. */

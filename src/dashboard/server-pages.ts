@@ -5,9 +5,10 @@
  * visit cannot show it again; both forms act once, so a reload of that page makes no second server
  * or key.
  */
+
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
-import type { Static } from '@sinclair/typebox';
 import {
   allowRedirectUri,
   createServer,
@@ -16,18 +17,18 @@ import {
   listServersOfAccount,
   removeRedirectUri,
   rotateServerKey,
-  setServerMode,
   type ServerMode,
+  setServerMode,
 } from '../services/servers.js';
-import { createOnce } from './form-once.js';
-import { Choice, CreateForm, formErrors, formRoute, Notice, Query, refuseMalformed, queryRoute, SignedInForm, Text } from './form-schemas.js';
+import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
+import { createOnce } from './form-once.js';
+import { Choice, CreateForm, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';
 import type { PageContext } from './layout-views.js';
 import { pageContext } from './plugin.js';
-import { userActor } from './actor-names.js';
-import { serverOfAccount, type AccountServer } from './server-access.js';
-import { GRACE_OPTIONS, overviewPage, serversPage, type OverviewState, type ServerFormState } from './server-views.js';
+import { type AccountServer, serverOfAccount } from './server-access.js';
+import { GRACE_OPTIONS, type OverviewState, overviewPage, type ServerFormState, serversPage } from './server-views.js';
 
 const CreateServerBody = CreateForm({ name: Text(), mode: Text() });
 const ModeBody = SignedInForm({ mode: Text() });
@@ -126,7 +127,11 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
       const { serverKey } = await rotateServerKey(ctx, server.id, Number(grace), userActor(context.user.userId));
       return sendPage(
         reply,
-        await overview(context, server, { notice: 'The server key was rotated.', secret: { label: 'New server API key', value: serverKey }, values: { grace } }),
+        await overview(context, server, {
+          notice: 'The server key was rotated.',
+          secret: { label: 'New server API key', value: serverKey },
+          values: { grace },
+        }),
       );
     });
   });
@@ -146,11 +151,15 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
     return reply.redirect(`/dashboard/servers/${server.id}?notice=redirect-added`, 303);
   });
 
-  scope.post<Params & { Body: Static<typeof RedirectUriBody> }>('/servers/:serverId/redirect-uris/remove', formRoute(RedirectUriBody), async (request, reply) => {
-    refuseMalformed(request);
-    const context = pageContext(request);
-    const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
-    const removed = await removeRedirectUri(ctx, server.id, request.body.uri ?? '');
-    return reply.redirect(`/dashboard/servers/${server.id}?notice=${removed ? 'redirect-removed' : 'redirect-missing'}`, 303);
-  });
+  scope.post<Params & { Body: Static<typeof RedirectUriBody> }>(
+    '/servers/:serverId/redirect-uris/remove',
+    formRoute(RedirectUriBody),
+    async (request, reply) => {
+      refuseMalformed(request);
+      const context = pageContext(request);
+      const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
+      const removed = await removeRedirectUri(ctx, server.id, request.body.uri ?? '');
+      return reply.redirect(`/dashboard/servers/${server.id}?notice=${removed ? 'redirect-removed' : 'redirect-missing'}`, 303);
+    },
+  );
 }

@@ -3,11 +3,12 @@
  * form, one server's Overview tab, and the frame every tab of a server shares (its tabs, its
  * breadcrumbs). A new or rotated key is passed in only by the POST that made it.
  */
+
+import { type AccountServerRow, type LiveServerKey, SERVER_MODES, type ServerMode } from '../services/servers.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { SERVER_MODES, type AccountServerRow, type LiveServerKey, type ServerMode } from '../services/servers.js';
-import { formError, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
 import { timeOf } from './format.js';
-import { csrfField, dashboardPage, onceField, type Breadcrumb, type PageContext } from './layout-views.js';
+import { type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
+import { type Breadcrumb, csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';
 
 const MODE_LABELS: Record<ServerMode, string> = { business: 'Business', personal: 'Personal' };
@@ -82,7 +83,8 @@ export function serversPage(context: PageContext, servers: AccountServerRow[], f
     ? html`<table>
 <thead><tr><th scope="col">Name</th><th scope="col">Mode</th><th scope="col">Created</th><th scope="col">Current key</th></tr></thead>
 <tbody>${servers.map(
-        (s) => html`<tr><td><a href="/dashboard/servers/${s.id}">${s.name}</a></td><td>${modeBadge(s.mode)}</td><td>${timeOf(s.createdAt)}</td><td><code>${s.keyHint ?? '—'}</code></td></tr>`,
+        (s) =>
+          html`<tr><td><a href="/dashboard/servers/${s.id}">${s.name}</a></td><td>${modeBadge(s.mode)}</td><td>${timeOf(s.createdAt)}</td><td><code>${s.keyHint ?? '—'}</code></td></tr>`,
       )}</tbody>
 </table>`
     : html`<p class="empty">No servers yet. Create one to get its server API key.</p>`;
@@ -136,14 +138,14 @@ ${selectField({ name: 'mode', label: 'Mode', value: server.mode, options: MODE_O
 ${graceTable}
 <form method="post" action="/dashboard/servers/${server.id}/rotate-key" novalidate>${csrfField(context.csrf)}${onceField(context.once)}
 ${selectField({
-    name: 'grace',
-    label: 'Grace period',
-    hint: 'How long the current key keeps working after the new one is made, while you deploy it.',
-    value: values.grace ?? DEFAULT_GRACE,
-    options: GRACE_OPTIONS,
-    required: true,
-    errors,
-  })}
+  name: 'grace',
+  label: 'Grace period',
+  hint: 'How long the current key keeps working after the new one is made, while you deploy it.',
+  value: values.grace ?? DEFAULT_GRACE,
+  options: GRACE_OPTIONS,
+  required: true,
+  errors,
+})}
 <div class="form-actions"><button type="submit" class="secondary">Rotate key</button></div>
 </form></section>`;
 
@@ -151,7 +153,8 @@ ${selectField({
     ? html`<table><thead><tr><th scope="col">Redirect URI</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${uris.map(
         // The button's name stays "Remove"; the URI it removes is its description for screen readers.
-        (uri, i) => html`<tr><td><code id="redirect-uri-${i}">${uri}</code></td><td class="actions"><form method="post" action="/dashboard/servers/${server.id}/redirect-uris/remove">${csrfField(context.csrf)}<input type="hidden" name="uri" value="${uri}"><button type="submit" class="secondary" aria-describedby="redirect-uri-${i}">Remove</button></form></td></tr>`,
+        (uri, i) =>
+          html`<tr><td><code id="redirect-uri-${i}">${uri}</code></td><td class="actions"><form method="post" action="/dashboard/servers/${server.id}/redirect-uris/remove">${csrfField(context.csrf)}<input type="hidden" name="uri" value="${uri}"><button type="submit" class="secondary" aria-describedby="redirect-uri-${i}">Remove</button></form></td></tr>`,
       )}</tbody></table>`
     : html`<p class="empty">No redirect URIs yet. Add your app's address below so Keyward can send end users back to it after they connect.</p>`;
   const redirects = html`<section class="panel" aria-labelledby="server-redirects"><h2 id="server-redirects">Allowed redirect URIs</h2>

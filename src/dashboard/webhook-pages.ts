@@ -5,10 +5,11 @@
  * act once. Every id in a URL is looked up within the signed-in user's servers, so another account's
  * endpoint or message answers the same 404 as an unknown one.
  */
+
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
-import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
 import {
   addWebhookEndpoint,
   DEFAULT_SECRET_GRACE_SECONDS,
@@ -21,16 +22,17 @@ import {
   rotateWebhookSecret,
   type WebhookEndpointView,
 } from '../services/webhook-endpoints.js';
-import { Type, type Static } from '@sinclair/typebox';
+import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
+import { userActor } from './actor-names.js';
+import { isNotFound, notFoundPage, refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';
 import { Checked, Choice, CreateForm, Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm } from './form-schemas.js';
-import { isNotFound, notFoundPage, refusalOf } from './domain-errors.js';
 import { fixedText, sendPage } from './layout.js';
 import type { PageContext } from './layout-views.js';
 import { pageContext } from './plugin.js';
-import { userActor } from './actor-names.js';
-import { serverOfAccount, type AccountServer } from './server-access.js';
+import { type AccountServer, serverOfAccount } from './server-access.js';
 import {
+  type AddForm,
   EMPTY_ADD_FORM,
   endpointBody,
   endpointUrl,
@@ -40,7 +42,6 @@ import {
   webhookPage,
   webhooksBody,
   webhooksUrl,
-  type AddForm,
 } from './webhook-views.js';
 
 /** Notices by code: the query string only picks one of these fixed texts. */
@@ -159,27 +160,34 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }));
   });
 
-  scope.post<{ Params: EndpointParams; Body: Static<typeof RotateBody> }>('/servers/:serverId/webhooks/:webhookId/rotate-secret', formRoute(RotateBody), async (request, reply) => {
-    const context = pageContext(request);
-    const { server, endpoint } = await accountEndpoint(request);
-    const errors = formErrors(request, { grace: 'Choose a grace period from the list.' });
-    const { grace } = request.body;
-    if (errors) {
-      const body = rotateBody(server, endpoint, context, String(DEFAULT_SECRET_GRACE_SECONDS), errors);
-      return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }), 422);
-    }
-    const target = {
-      section: 'servers' as const,
-      back: { href: endpointUrl(server, endpoint.id), label: 'the endpoint' },
-      lost: 'If you did not see the new secret, rotate it again: the secret it made is then replaced too.',
-    };
-    return createOnce(ctx, request, reply, context, target, async () => {
-      const { secret } = await orNotFound(() =>
-        rotateWebhookSecret(ctx, { webhookId: endpoint.id, serverId: server.id, graceSeconds: Number(grace), actor: userActor(context.user.userId) }),
-      );
-      return endpointPage(reply, context, server, endpoint, { notice: 'The signing secret was rotated.', secret: { label: 'New signing secret', value: secret } });
-    });
-  });
+  scope.post<{ Params: EndpointParams; Body: Static<typeof RotateBody> }>(
+    '/servers/:serverId/webhooks/:webhookId/rotate-secret',
+    formRoute(RotateBody),
+    async (request, reply) => {
+      const context = pageContext(request);
+      const { server, endpoint } = await accountEndpoint(request);
+      const errors = formErrors(request, { grace: 'Choose a grace period from the list.' });
+      const { grace } = request.body;
+      if (errors) {
+        const body = rotateBody(server, endpoint, context, String(DEFAULT_SECRET_GRACE_SECONDS), errors);
+        return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }), 422);
+      }
+      const target = {
+        section: 'servers' as const,
+        back: { href: endpointUrl(server, endpoint.id), label: 'the endpoint' },
+        lost: 'If you did not see the new secret, rotate it again: the secret it made is then replaced too.',
+      };
+      return createOnce(ctx, request, reply, context, target, async () => {
+        const { secret } = await orNotFound(() =>
+          rotateWebhookSecret(ctx, { webhookId: endpoint.id, serverId: server.id, graceSeconds: Number(grace), actor: userActor(context.user.userId) }),
+        );
+        return endpointPage(reply, context, server, endpoint, {
+          notice: 'The signing secret was rotated.',
+          secret: { label: 'New signing secret', value: secret },
+        });
+      });
+    },
+  );
 
   scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId/remove', async (request, reply) => {
     const context = pageContext(request);
@@ -187,12 +195,16 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     return sendPage(reply, webhookPage(context, server, 'Remove webhook endpoint', removeBody(server, endpoint, context.csrf), { endpoint: true }));
   });
 
-  scope.post<{ Params: EndpointParams; Body: Static<typeof ButtonBody> }>('/servers/:serverId/webhooks/:webhookId/remove', formRoute(ButtonBody), async (request, reply) => {
-    refuseMalformed(request);
-    const { server, endpoint } = await accountEndpoint(request);
-    await orNotFound(() => removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: userActor(pageContext(request).user.userId) }));
-    return reply.redirect(`${webhooksUrl(server)}?notice=webhook-removed`, 303);
-  });
+  scope.post<{ Params: EndpointParams; Body: Static<typeof ButtonBody> }>(
+    '/servers/:serverId/webhooks/:webhookId/remove',
+    formRoute(ButtonBody),
+    async (request, reply) => {
+      refuseMalformed(request);
+      const { server, endpoint } = await accountEndpoint(request);
+      await orNotFound(() => removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: userActor(pageContext(request).user.userId) }));
+      return reply.redirect(`${webhooksUrl(server)}?notice=webhook-removed`, 303);
+    },
+  );
 
   scope.post<MessageRoute>('/servers/:serverId/webhooks/:webhookId/messages/:messageId/resend', formRoute(ButtonBody), async (request, reply) => {
     refuseMalformed(request);

@@ -3,17 +3,19 @@
  * form, one endpoint with its deliveries, and the two confirmation pages. Every value is rendered by
  * the escaping `html` template; no secret reaches a page except the one just made, once.
  */
-import { html, type SafeHtml } from '../web/html.js';
+
 import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../services/webhook-endpoints.js';
 import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhook-endpoints.js';
-import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-retry-policy.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../services/webhook-events.js';
-import { checkboxGroup, formError, selectField, shownOnce, textField, type FieldErrors } from './forms.js';
+import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-retry-policy.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { timeOf } from './format.js';
+import { checkboxGroup, type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { csrfField, onceField, type PageContext } from './layout-views.js';
 
 /** The tokens of a form that creates something: the session's CSRF token and a one-time nonce. */
 type FormTokens = Pick<PageContext, 'csrf' | 'once'>;
+
 import type { AccountServer } from './server-access.js';
 import { serverTabPage } from './server-views.js';
 
@@ -104,7 +106,8 @@ export function webhooksBody(server: AccountServer, tokens: FormTokens, endpoint
     ? html`<table>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Created</th></tr></thead>
 <tbody>${endpoints.map(
-        (e) => html`<tr><td><a href="${endpointUrl(server, e.id)}"><code>${e.url}</code></a></td><td>${eventsText(e.events)}</td><td>${timeOf(e.createdAt)}</td></tr>`,
+        (e) =>
+          html`<tr><td><a href="${endpointUrl(server, e.id)}"><code>${e.url}</code></a></td><td>${eventsText(e.events)}</td><td>${timeOf(e.createdAt)}</td></tr>`,
       )}</tbody>
 </table>`
     : html`<p class="empty">No endpoints yet. Add one to be told when end users connect, lose or recover a credential.</p>`;

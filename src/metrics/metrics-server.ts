@@ -13,10 +13,15 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-function answer(metrics: Metrics, method: string | undefined, url: string | undefined): Promise<{ status: number; type: string; body: string; allow?: string }> {
+function answer(
+  metrics: Metrics,
+  method: string | undefined,
+  url: string | undefined,
+): Promise<{ status: number; type: string; body: string; allow?: string }> {
   const path = (url ?? '').split('?')[0];
   if (path !== '/metrics') return Promise.resolve({ status: 404, type: 'text/plain; charset=utf-8', body: 'Not found: metrics are at /metrics\n' });
-  if (method !== 'GET' && method !== 'HEAD') return Promise.resolve({ status: 405, type: 'text/plain; charset=utf-8', body: 'Method not allowed\n', allow: 'GET, HEAD' });
+  if (method !== 'GET' && method !== 'HEAD')
+    return Promise.resolve({ status: 405, type: 'text/plain; charset=utf-8', body: 'Method not allowed\n', allow: 'GET, HEAD' });
   return metrics.text().then((body) => ({ status: 200, type: metrics.contentType, body }));
 }
 

@@ -7,7 +7,7 @@
  * path, which carries end users' ids and form tokens; a provider is a slug; a code is one of the
  * closed list of problem codes.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { DeliveryOutcome, RefreshOutcome, ServiceObserver } from '../services/observer.js';
 import type { Store } from '../store/store.js';
 import { registerDatabaseMetrics } from './database-metrics.js';

@@ -10,8 +10,9 @@
  * - the response body is read as it streams and refused past a cap, so a hostile endpoint cannot make
  *   the process buffer what it likes.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
+
 import type { LookupAddress, LookupOptions } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { nonPublicAddress, outboundUrlRefusal } from './address-policy.js';
 
@@ -58,8 +59,8 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 /** The socket's lookup: resolve once, check every address, hand the checked ones to the socket. */
 function pinnedLookup(resolve: Resolver, allowPrivateUrls: boolean) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    resolve(hostname).then(
-      (found) => {
+    resolve(hostname)
+      .then((found) => {
         // The message names neither the name nor what it resolved to: it can reach an API caller
         // (refresh_failed), who must not learn the internal network's DNS from it.
         if (!allowPrivateUrls && found.some(({ address }) => nonPublicAddress(address) !== null)) {
@@ -70,8 +71,8 @@ function pinnedLookup(resolve: Resolver, allowPrivateUrls: boolean) {
         if (!first) throw new OutboundError('network', `${hostname} has no address`);
         if (options.all) callback(null, usable);
         else callback(null, first.address, first.family);
-      },
-    ).catch((error: NodeJS.ErrnoException) => callback(error, ''));
+      })
+      .catch((error: NodeJS.ErrnoException) => callback(error, ''));
   };
 }
 

@@ -398,8 +398,7 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
         label: 'Sending domain',
         secret: false,
         required: true,
-        pattern:
-          '^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$',
+        pattern: '^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$',
         patternHint: 'A domain name, e.g. mg.example.com',
       },
       {

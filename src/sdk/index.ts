@@ -7,7 +7,7 @@
  *   const keyward = new Keyward({ baseUrl, accountKey, serverKey });
  */
 export { Keyward, type KeywardOptions, type PostOptions } from './client.js';
-export { KeywardError, SDK_ERROR_CODES, type KeywardErrorFields } from './errors.js';
-export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhooks.js';
-export type * from './types.js';
+export { KeywardError, type KeywardErrorFields, SDK_ERROR_CODES } from './errors.js';
 export type { components, paths, webhooks } from './openapi-types.js';
+export type * from './types.js';
+export { type VerifyWebhookOptions, verifyWebhook, type WebhookHeaders } from './webhooks.js';

@@ -4,7 +4,7 @@
  * the POSTs always carry an Idempotency-Key, so a retried POST is answered by a replay).
  */
 import { KeywardError, SDK_ERROR_CODES } from './errors.js';
-import { backoffMs, retryableStatus, retryAfterMs, sleep, type RetryPolicy } from './retry.js';
+import { backoffMs, type RetryPolicy, retryAfterMs, retryableStatus, sleep } from './retry.js';
 
 export interface TransportOptions {
   baseUrl: string;

@@ -1,8 +1,8 @@
 import { iso } from '../clock.js';
 import { newId } from '../ids.js';
 import type { ServiceContext } from './context.js';
-import { hashPassword } from './passwords.js';
 import { DomainError, invalid } from './domain-error.js';
+import { hashPassword } from './passwords.js';
 import { requireWellFormed } from './well-formed.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -4,11 +4,11 @@ import { sameText } from '../digest.js';
 import type { CredentialSummaryRow } from '../store/audience-repository.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
-import { DomainError } from './domain-error.js';
 import { openCredentialSecret } from './credentials.js';
-import { revokeAtProvider, type ProviderRevocation } from './provider-revocation.js';
+import { DomainError } from './domain-error.js';
+import { type ProviderRevocation, revokeAtProvider } from './provider-revocation.js';
 import { oauthClientSettings } from './providers.js';
-import { readFresh, type ReadCredential } from './token-refresh.js';
+import { type ReadCredential, readFresh } from './token-refresh.js';
 import { recordRevocations } from './webhook-events.js';
 
 export interface CredentialSummary {
@@ -231,12 +231,7 @@ export async function revokeMember(
  * One credential of one member, without its secret: what the dashboard's revoke confirmation names
  * before anything is erased (null where the member or the credential does not exist on this server).
  */
-export async function findMemberCredential(
-  ctx: ServiceContext,
-  serverId: string,
-  externalUserId: string,
-  provider: string,
-): Promise<CredentialSummary | null> {
+export async function findMemberCredential(ctx: ServiceContext, serverId: string, externalUserId: string, provider: string): Promise<CredentialSummary | null> {
   const row = await ctx.store.audience.summaryOf(serverId, externalUserId, provider);
   return row ? summary(row) : null;
 }

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { SignupPolicy } from '../config.js';
+import type { OutboundHttp } from '../outbound/outbound-http.js';
 import type { Provider } from '../providers/types.js';
 import type { Store } from '../store/store.js';
-import type { OutboundHttp } from '../outbound/outbound-http.js';
 import type { ServiceObserver } from './observer.js';
 import type { Vault } from './vault.js';
 
@@ -33,4 +33,3 @@ export interface ServiceContext {
 /** Who did something, as written in the audit trail and in `createdBy` / `revokedBy`. */
 export type Actor = string;
 export const CLI_ACTOR: Actor = 'cli';
-

@@ -7,7 +7,7 @@ import { newId } from '../ids.js';
 import type { CredentialRow } from '../store/schema.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
-import { eventCredential, recordEvent, recordRevocations, type RevocationEvents } from './webhook-events.js';
+import { eventCredential, type RevocationEvents, recordEvent, recordRevocations } from './webhook-events.js';
 
 export type CredentialSecret =
   | { type: 'static'; values: Record<string, string> }
@@ -108,7 +108,14 @@ async function writeCredential(ctx: ServiceContext, input: NewCredential): Promi
     detail: { provider: input.provider, externalUserId: input.externalUserId, type: input.secret.type },
     at: input.now,
   });
-  const credential = { id: credentialId, provider: input.provider, type: input.secret.type, status: 'active' as const, connected_at: input.now, updated_at: input.now };
+  const credential = {
+    id: credentialId,
+    provider: input.provider,
+    type: input.secret.type,
+    status: 'active' as const,
+    connected_at: input.now,
+    updated_at: input.now,
+  };
   await recordEvent(ctx, {
     type: 'credential.connected',
     serverId: input.serverId,

@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
-import { DomainError } from './domain-error.js';
 import { isUniqueViolation } from '../store/errors.js';
 import type { ServiceContext } from './context.js';
+import { DomainError } from './domain-error.js';
 
 const KEEP_SECONDS = 24 * 3600;
 
@@ -22,13 +22,21 @@ export interface IdempotentResult {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }
 
 export function requestHash(route: string, body: unknown): string {
-  return createHash('sha256').update(route).update('\n').update(JSON.stringify(canonical(body) ?? null)).digest('hex');
+  return createHash('sha256')
+    .update(route)
+    .update('\n')
+    .update(JSON.stringify(canonical(body) ?? null))
+    .digest('hex');
 }
 
 export function aad(serverId: string, key: string): string {

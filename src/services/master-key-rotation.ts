@@ -9,8 +9,8 @@
  */
 import { SEALED_COLUMNS, type SealedColumn, type SealedRow } from '../store/sealed-columns.js';
 import type { ServiceContext } from './context.js';
-import { sealedValueAad } from './sealed-columns.js';
 import { invalid } from './domain-error.js';
+import { sealedValueAad } from './sealed-columns.js';
 
 export const DEFAULT_ROTATION_BATCH = 500;
 

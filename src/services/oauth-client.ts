@@ -162,7 +162,8 @@ function classify(error: unknown): ProviderCallError {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return new ProviderCallError('unavailable', null, 'the provider did not answer in time');
   }
-  if (error instanceof oauth.OperationProcessingError) return new ProviderCallError('unavailable', null, `the provider's answer was not usable (${error.code ?? 'invalid'})`);
+  if (error instanceof oauth.OperationProcessingError)
+    return new ProviderCallError('unavailable', null, `the provider's answer was not usable (${error.code ?? 'invalid'})`);
   return new ProviderCallError('unavailable', null, 'the provider could not be reached');
 }
 
@@ -188,8 +189,21 @@ export async function exchangeCode(
   const as = authorizationServer(settings.provider);
   const client = { client_id: settings.clientId };
   try {
-    const response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth(settings), input.parameters, input.redirectUri, input.verifier, requestOptions(settings));
-    const processed = await oauth.processAuthorizationCodeResponse(as, client, await normalizedTokenResponse(settings.provider, response), processingOptions(settings.provider));
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth(settings),
+      input.parameters,
+      input.redirectUri,
+      input.verifier,
+      requestOptions(settings),
+    );
+    const processed = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await normalizedTokenResponse(settings.provider, response),
+      processingOptions(settings.provider),
+    );
     return tokenSet(processed, input.now);
   } catch (error) {
     throw classify(error);
@@ -201,7 +215,12 @@ export async function refreshTokens(settings: OAuthClientSettings, refreshToken:
   const client = { client_id: settings.clientId };
   try {
     const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(settings), refreshToken, requestOptions(settings));
-    const processed = await oauth.processRefreshTokenResponse(as, client, await normalizedTokenResponse(settings.provider, response), processingOptions(settings.provider));
+    const processed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await normalizedTokenResponse(settings.provider, response),
+      processingOptions(settings.provider),
+    );
     return tokenSet(processed, now);
   } catch (error) {
     throw classify(error);

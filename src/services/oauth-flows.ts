@@ -7,11 +7,11 @@ import { addSeconds, iso } from '../clock.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import type { ServiceContext } from './context.js';
-import { DomainError } from './domain-error.js';
 import { openCredentialSecret, storeCredential } from './credentials.js';
+import { DomainError } from './domain-error.js';
 import { authorizationUrl, callbackParameters, exchangeCode, newAuthorizationSecrets, ProviderCallError, type TokenSet } from './oauth-client.js';
-import { oauthClientSettings } from './providers.js';
 import { revokeAtProvider } from './provider-revocation.js';
+import { oauthClientSettings } from './providers.js';
 import { requireAllowedRedirect, requireEnabledProvider } from './static-forms.js';
 import { recordEvent } from './webhook-events.js';
 
@@ -28,7 +28,6 @@ export interface FlowCreated {
 export function callbackUrl(ctx: ServiceContext): string {
   return `${ctx.publicUrl}/oauth/callback`;
 }
-
 
 export function verifierAad(flowId: string, serverId: string): string {
   return `oauth_flows|${flowId}|${serverId}`;
@@ -118,7 +117,12 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
   if (flow.status !== 'pending') return { kind: 'gone' };
   const now = iso(ctx.clock.now());
   if (flow.expires_at <= now) {
-    await endFlowFailed(ctx, { id: flow.id, serverId: flow.server_id, externalUserId: flow.external_user_id, provider: flow.provider }, 'pending', FLOW_ERRORS.expired);
+    await endFlowFailed(
+      ctx,
+      { id: flow.id, serverId: flow.server_id, externalUserId: flow.external_user_id, provider: flow.provider },
+      'pending',
+      FLOW_ERRORS.expired,
+    );
     return { kind: 'expired' };
   }
   if (!(await ctx.store.flows.claimFlow(flow.id, now))) return { kind: 'gone' };

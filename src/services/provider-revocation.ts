@@ -1,6 +1,6 @@
 /** Asking the provider to forget a credential's tokens (RFC 7009), once Keyward has erased them itself. */
 import type { CredentialSecret } from './credentials.js';
-import { ProviderCallError, revokeToken, type OAuthClientSettings } from './oauth-client.js';
+import { type OAuthClientSettings, ProviderCallError, revokeToken } from './oauth-client.js';
 
 export type ProviderRevocation = 'succeeded' | 'failed' | 'not_supported';
 

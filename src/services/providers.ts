@@ -3,14 +3,14 @@
  * working once enabled on that server (OAuth ones with the server's own client, its secret sealed).
  */
 import { iso } from '../clock.js';
-import { CATALOG } from '../providers/catalog.js';
-import { SLUG_PATTERN, type OAuthProvider, type Provider, type StaticField, type StaticProvider, type TokenEndpointAuth } from '../providers/types.js';
-import { recordAudit } from './audit.js';
 import { browserUrlRefusal, describeRefusal, outboundUrlRefusal } from '../outbound/address-policy.js';
-import type { OAuthClientSettings } from './oauth-client.js';
+import { CATALOG } from '../providers/catalog.js';
+import { type OAuthProvider, type Provider, SLUG_PATTERN, type StaticField, type StaticProvider, type TokenEndpointAuth } from '../providers/types.js';
+import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
-import { getServer } from './servers.js';
 import { DomainError, invalid } from './domain-error.js';
+import type { OAuthClientSettings } from './oauth-client.js';
+import { getServer } from './servers.js';
 import { requireWellFormed } from './well-formed.js';
 
 const SLUG = new RegExp(SLUG_PATTERN);
@@ -59,7 +59,7 @@ export async function openClientSecret(ctx: ServiceContext, serverId: string, sl
 /** Everything a call to the provider needs for this server, or null where the provider is not an enabled OAuth one. */
 export async function oauthClientSettings(ctx: ServiceContext, serverId: string, slug: string): Promise<OAuthClientSettings | null> {
   const found = await findServerProvider(ctx, serverId, slug);
-  if (!found || !found.enabled || found.provider.kind !== 'oauth2' || !found.clientId) return null;
+  if (!found?.enabled || found.provider.kind !== 'oauth2' || !found.clientId) return null;
   const clientSecret = await openClientSecret(ctx, serverId, slug);
   if (clientSecret === null) return null;
   return { provider: found.provider, clientId: found.clientId, clientSecret, outbound: ctx.outbound };
@@ -94,7 +94,10 @@ export async function enableProvider(
   requireWellFormed({ clientId: ['client id', input.clientId], clientSecret: ['client secret', input.clientSecret] });
   const found = await findServerProvider(ctx, input.serverId, input.slug);
   if (!found) {
-    throw new DomainError('provider_not_found', { field: 'provider', detail: `no provider "${input.slug}" in the catalog or among this server's custom providers` });
+    throw new DomainError('provider_not_found', {
+      field: 'provider',
+      detail: `no provider "${input.slug}" in the catalog or among this server's custom providers`,
+    });
   }
   if (found.provider.kind === 'oauth2' && (!input.clientId || !input.clientSecret)) {
     const field = input.clientId ? 'clientSecret' : 'clientId';
@@ -145,14 +148,23 @@ async function addCustomProvider(
   if (!SLUG.test(provider.slug)) throw invalid('slug', SLUG_RULE);
   requireWellFormed({ ...providerInputs(provider), clientId: ['client id', secrets.clientId], clientSecret: ['client secret', secrets.clientSecret] });
   if (ctx.catalog(provider.slug)) {
-    throw new DomainError('provider_slug_taken', { field: 'slug', detail: `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug` });
+    throw new DomainError('provider_slug_taken', {
+      field: 'slug',
+      detail: `"${provider.slug}" is a built-in provider: enable it instead, or pick another slug`,
+    });
   }
   const server = await getServer(ctx, serverId);
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
     const taken = await ctx.store.providers.customDefinition(serverId, provider.slug);
     if (taken !== undefined) throw new DomainError('provider_slug_taken', { field: 'slug', detail: `this server already has a provider "${provider.slug}"` });
-    await ctx.store.providers.addCustom({ server_id: serverId, slug: provider.slug, kind: provider.kind, definition: JSON.stringify(provider), created_at: now });
+    await ctx.store.providers.addCustom({
+      server_id: serverId,
+      slug: provider.slug,
+      kind: provider.kind,
+      definition: JSON.stringify(provider),
+      created_at: now,
+    });
     await saveEnabled(ctx, { serverId, slug: provider.slug, ...secrets, now });
     await recordAudit(ctx, {
       accountId: server.account_id,
@@ -187,7 +199,8 @@ export async function addCustomOAuthProvider(
   if (tokenAuth !== 'client_secret_basic' && tokenAuth !== 'client_secret_post') {
     throw invalid('tokenAuth', 'the token endpoint authentication must be client_secret_basic or client_secret_post');
   }
-  if (!input.clientId || !input.clientSecret) throw invalid(input.clientId ? 'clientSecret' : 'clientId', 'a custom OAuth provider needs a client id and secret');
+  if (!input.clientId || !input.clientSecret)
+    throw invalid(input.clientId ? 'clientSecret' : 'clientId', 'a custom OAuth provider needs a client id and secret');
   const provider: OAuthProvider = {
     kind: 'oauth2',
     slug: input.slug,
@@ -249,16 +262,18 @@ export async function listServerProviders(ctx: ServiceContext, serverId: string)
     if (!provider) return [];
     const custom = !ctx.catalog(row.provider);
     const own = row.scopes ? (JSON.parse(row.scopes) as string[]) : null;
-    return [{
-      slug: row.provider,
-      name: provider.name,
-      kind: provider.kind,
-      custom,
-      clientId: row.client_id,
-      scopes: own ?? (provider.kind === 'oauth2' ? provider.defaultScopes : []),
-      defaultScopes: own === null && !custom,
-      enabledAt: row.enabled_at,
-    }];
+    return [
+      {
+        slug: row.provider,
+        name: provider.name,
+        kind: provider.kind,
+        custom,
+        clientId: row.client_id,
+        scopes: own ?? (provider.kind === 'oauth2' ? provider.defaultScopes : []),
+        defaultScopes: own === null && !custom,
+        enabledAt: row.enabled_at,
+      },
+    ];
   });
 }
 

@@ -12,8 +12,8 @@ import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import { createAccount } from './accounts.js';
 import type { ServiceContext } from './context.js';
-import { hashPassword, verifyPassword } from './passwords.js';
 import { DomainError } from './domain-error.js';
+import { hashPassword, verifyPassword } from './passwords.js';
 import { clearSignInAttempts, MAX_SIGN_IN_ATTEMPTS, takeSignInAttempt } from './sign-in-attempts.js';
 
 export const SESSION_SECONDS = 12 * 3600;
@@ -90,7 +90,7 @@ export async function signIn(ctx: ServiceContext, input: { email: string; passwo
   if (!attempt.taken) return { ok: false, reason: 'locked', until: attempt.lockedUntil };
   const user = await ctx.store.accounts.userByEmail(email);
   const good = await verifyPassword(input.password, user?.password_hash ?? (await DECOY_HASH));
-  if (!user || !user.password_hash || !good) {
+  if (!user?.password_hash || !good) {
     return { ok: false, reason: 'invalid', lockedUntil: attempt.attempts >= MAX_SIGN_IN_ATTEMPTS ? attempt.windowEnds : null };
   }
   await clearSignInAttempts(ctx, email);

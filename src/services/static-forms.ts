@@ -27,7 +27,6 @@ export interface FormSessionCreated {
   fields: { name: string; label: string; secret: boolean; required: boolean }[];
 }
 
-
 /** The checks both connect routes share: the provider exists, is of the route's kind, is enabled. */
 export async function requireEnabledProvider(ctx: ServiceContext, serverId: string, slug: string, kind: 'static' | 'oauth2') {
   const found = await findServerProvider(ctx, serverId, slug);
@@ -50,7 +49,7 @@ export async function requireAllowedRedirect(ctx: ServiceContext, serverId: stri
   if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri))) {
     throw new DomainError('redirect_uri_not_allowed', {
       field: 'redirectUri',
-      detail: 'redirectUri must equal one of this server\'s allowed redirect URIs (Servers → Redirect URIs in the dashboard).',
+      detail: "redirectUri must equal one of this server's allowed redirect URIs (Servers → Redirect URIs in the dashboard).",
     });
   }
 }
@@ -104,7 +103,7 @@ export async function openForm(ctx: ServiceContext, token: string): Promise<Open
   if (!session) return { state: 'unknown' };
   if (session.status !== 'pending' || session.expires_at <= iso(ctx.clock.now())) return { state: 'gone' };
   const found = await findServerProvider(ctx, session.server_id, session.provider);
-  if (!found || found.provider.kind !== 'static') return { state: 'gone' };
+  if (found?.provider.kind !== 'static') return { state: 'gone' };
   return {
     state: 'open',
     id: session.id,
@@ -120,6 +119,7 @@ export async function openForm(ctx: ServiceContext, token: string): Promise<Open
 export function fieldError(field: StaticField, value: string): string | null {
   if (!value) return field.required ? `${field.label} is required.` : null;
   if ([...value].length > MAX_FIELD_LENGTH) return `${field.label} must be at most ${MAX_FIELD_LENGTH} characters.`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is this check's purpose.
   if (/[\u0000-\u001f\u007f]/.test(value)) return `${field.label} must not contain control characters.`;
   if (!isWellFormedText(value)) return `${field.label} holds characters that are not valid text.`;
   if (field.pattern && !new RegExp(field.pattern).test(value)) {

@@ -40,13 +40,7 @@ export const WEBHOOK_HISTORY_KEEP_SECONDS = 30 * DAY;
  * A sweep of `table`'s rows whose `column` (an ISO time) is `keepSeconds` or more in the past. A null
  * `column` (a server key still current) never matches. `key` names the columns that identify a row.
  */
-export function expiredRows(input: {
-  name: string;
-  table: keyof Database;
-  column: string;
-  keepSeconds: number;
-  key?: string[];
-}): Sweep {
+export function expiredRows(input: { name: string; table: keyof Database; column: string; keepSeconds: number; key?: string[] }): Sweep {
   const rows = { table: input.table, column: input.column, key: input.key ?? ['id'] };
   return {
     name: input.name,
@@ -100,11 +94,7 @@ async function sweepAll(ctx: ServiceContext, sweeps: Sweep[], now: Date, rows: n
  * One run of `sweeps` as of the context's clock. Null when another node holds the run (PostgreSQL).
  * The limits are the production ones unless a caller asks for smaller.
  */
-export async function runSweeps(
-  ctx: ServiceContext,
-  sweeps: Sweep[],
-  limits: { rows?: number; batches?: number } = {},
-): Promise<SweepReport | null> {
+export async function runSweeps(ctx: ServiceContext, sweeps: Sweep[], limits: { rows?: number; batches?: number } = {}): Promise<SweepReport | null> {
   const now = ctx.clock.now();
   const rows = limits.rows ?? SWEEP_BATCH_ROWS;
   const batches = limits.batches ?? SWEEP_BATCHES_PER_RUN;

@@ -18,7 +18,7 @@ import { addSeconds, iso } from '../clock.js';
 import type { RefreshOutcome } from '../store/audience-repository.js';
 import type { CredentialRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
-import { credentialAad, openCredentialSecret, type CredentialSecret } from './credentials.js';
+import { type CredentialSecret, credentialAad, openCredentialSecret } from './credentials.js';
 import { ProviderCallError, refreshTokens } from './oauth-client.js';
 import { oauthClientSettings } from './providers.js';
 import { eventCredential, recordEvent, type WebhookEvent } from './webhook-events.js';
@@ -41,10 +41,7 @@ const LEASE_MARGIN_SECONDS = 5;
 
 function isDue(row: CredentialRow, now: Date, minValiditySeconds: number): boolean {
   return (
-    row.type === 'oauth2' &&
-    row.status === 'active' &&
-    row.access_expires_at !== null &&
-    row.access_expires_at <= iso(addSeconds(now, minValiditySeconds))
+    row.type === 'oauth2' && row.status === 'active' && row.access_expires_at !== null && row.access_expires_at <= iso(addSeconds(now, minValiditySeconds))
   );
 }
 

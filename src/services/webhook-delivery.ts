@@ -16,7 +16,7 @@ import { addSeconds, iso } from '../clock.js';
 import { newId } from '../ids.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import type { ServiceContext } from './context.js';
-import { answered, nextState, ours, retryAfterSeconds, unanswered, WEBHOOK_TIMEOUT_MS, type AttemptResult } from './webhook-retry-policy.js';
+import { type AttemptResult, answered, nextState, ours, retryAfterSeconds, unanswered, WEBHOOK_TIMEOUT_MS } from './webhook-retry-policy.js';
 import { webhookSecretAad, webhookSignature } from './webhook-signing.js';
 
 /** Beyond the timeout, the time a sender may need to write the outcome back. */

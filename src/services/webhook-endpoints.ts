@@ -7,15 +7,15 @@
  * checked the account against, so another server's id answers as if it did not exist.
  */
 import { addSeconds, iso } from '../clock.js';
-import { describeRefusal, outboundUrlRefusal } from '../outbound/address-policy.js';
 import { newId } from '../ids.js';
+import { describeRefusal, outboundUrlRefusal } from '../outbound/address-policy.js';
 import type { WebhookMessageStatus } from '../store/schema.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
-import { getServer, MAX_GRACE_SECONDS } from './servers.js';
 import { DomainError, invalid } from './domain-error.js';
-import { newWebhookSecret, webhookSecretAad } from './webhook-signing.js';
+import { getServer, MAX_GRACE_SECONDS } from './servers.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
+import { newWebhookSecret, webhookSecretAad } from './webhook-signing.js';
 import { requireWellFormed } from './well-formed.js';
 
 export const MAX_ENDPOINTS_PER_SERVER = 10;
@@ -88,7 +88,13 @@ function view(row: { id: string; server_id: string; url: string; events: string 
 async function addSecret(ctx: ServiceContext, endpointId: string, now: string): Promise<string> {
   const secret = newWebhookSecret();
   const id = newId('whs');
-  await ctx.store.webhooks.addSecret({ id, endpoint_id: endpointId, secret: ctx.vault.seal(secret, webhookSecretAad(id, endpointId)), created_at: now, expires_at: null });
+  await ctx.store.webhooks.addSecret({
+    id,
+    endpoint_id: endpointId,
+    secret: ctx.vault.seal(secret, webhookSecretAad(id, endpointId)),
+    created_at: now,
+    expires_at: null,
+  });
   return secret;
 }
 
@@ -131,7 +137,8 @@ export async function listWebhookEndpoints(ctx: ServiceContext, serverId: string
 /** The endpoint, where it exists (on `serverId`, where given). */
 async function findEndpoint(ctx: ServiceContext, webhookId: string, serverId?: string) {
   const endpoint = await ctx.store.webhooks.endpoint(webhookId);
-  if (!endpoint || (serverId !== undefined && endpoint.server_id !== serverId)) throw new DomainError('webhook_not_found', { detail: `no webhook endpoint ${webhookId}` });
+  if (!endpoint || (serverId !== undefined && endpoint.server_id !== serverId))
+    throw new DomainError('webhook_not_found', { detail: `no webhook endpoint ${webhookId}` });
   return endpoint;
 }
 

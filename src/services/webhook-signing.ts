@@ -20,6 +20,11 @@ export function webhookSecretAad(secretId: string, endpointId: string): string {
 export function webhookSignature(secrets: readonly string[], messageId: string, timestamp: number, body: string): string {
   const signed = `${messageId}.${timestamp}.${body}`;
   return secrets
-    .map((secret) => `v1,${createHmac('sha256', Buffer.from(secret.slice(PREFIX.length), 'base64')).update(signed).digest('base64')}`)
+    .map(
+      (secret) =>
+        `v1,${createHmac('sha256', Buffer.from(secret.slice(PREFIX.length), 'base64'))
+          .update(signed)
+          .digest('base64')}`,
+    )
     .join(' ');
 }

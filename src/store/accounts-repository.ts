@@ -1,5 +1,5 @@
 /** Accounts and the users who sign in to their dashboard (tables accounts, account_users). */
-import { sql, type Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { Repository } from './repository.js';
 import type { AccountsTable, AccountUsersTable } from './schema.js';
 

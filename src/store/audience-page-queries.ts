@@ -78,7 +78,14 @@ function inPrefixRange(serverId: string, prefix: string) {
  */
 export function prefixMatchesQuery(db: Db, serverId: string, prefix: string) {
   return db
-    .selectFrom((sub) => sub.selectFrom('audience_members').select('external_user_id').where(inPrefixRange(serverId, prefix)).limit(PREFIX_RANGE_LIMIT + 1).as('m'))
+    .selectFrom((sub) =>
+      sub
+        .selectFrom('audience_members')
+        .select('external_user_id')
+        .where(inPrefixRange(serverId, prefix))
+        .limit(PREFIX_RANGE_LIMIT + 1)
+        .as('m'),
+    )
     .select((eb) => eb.fn.countAll<number | string | bigint>().as('matches'));
 }
 
@@ -139,11 +146,7 @@ export function prefixRangePageQuery(db: Db, serverId: string, filter: PageFilte
   if (provider) {
     page = page.where(({ exists, selectFrom }) =>
       exists(
-        selectFrom('credentials as c')
-          .select('c.id')
-          .whereRef('c.member_id', '=', 'm.id')
-          .where('c.provider', '=', provider)
-          .where('c.status', '=', 'active'),
+        selectFrom('credentials as c').select('c.id').whereRef('c.member_id', '=', 'm.id').where('c.provider', '=', provider).where('c.status', '=', 'active'),
       ),
     );
   }

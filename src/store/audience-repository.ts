@@ -2,13 +2,13 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { newId } from '../ids.js';
 import {
+  type PageFilter,
+  type PagePosition,
   PREFIX_RANGE_LIMIT,
   prefixMatchesQuery,
   prefixRangePageQuery,
   walkGoesOnQuery,
   walkPageQuery,
-  type PageFilter,
-  type PagePosition,
 } from './audience-page-queries.js';
 import type { Connections } from './connections.js';
 import { preparedQuery } from './prepared.js';
@@ -227,7 +227,10 @@ export class AudienceRepository extends Repository {
    * so its tokens are revoked, not stored.
    */
   async cancelPendingConnections(serverId: string, externalUserId: string, provider: string | undefined, now: string): Promise<void> {
-    for (const [table, open] of [['static_form_sessions', ['pending']], ['oauth_flows', ['pending', 'exchanging']]] as const) {
+    for (const [table, open] of [
+      ['static_form_sessions', ['pending']],
+      ['oauth_flows', ['pending', 'exchanging']],
+    ] as const) {
       let pending = this.db
         .updateTable(table)
         .set({ status: 'cancelled', completed_at: now })

@@ -13,7 +13,10 @@ export interface AuditPosition {
 export class AuditRepository extends Repository {
   /** Runs on the caller's transaction, so the trail is written with the change it describes, or not at all. */
   async record(event: Omit<Insertable<AuditEventsTable>, 'id'>): Promise<void> {
-    await this.db.insertInto('audit_events').values({ id: newId('evt'), ...event }).execute();
+    await this.db
+      .insertInto('audit_events')
+      .values({ id: newId('evt'), ...event })
+      .execute();
   }
 
   /**

@@ -12,8 +12,9 @@
  * The reads run on the per-request reader (Connections.reader); the writes are guarded UPDATEs, at
  * most once a minute per key.
  */
-import type { Connections } from './connections.js';
+
 import { InsertionOrderedMap } from '../insertion-ordered-map.js';
+import type { Connections } from './connections.js';
 import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
 
@@ -61,10 +62,7 @@ export class AuthLookups extends Repository {
     const { root, reader } = connections;
     this.#readVersion = preparedQuery(reader, 0, () => root.selectFrom('auth_version').select('version').where('id', '=', 1));
     this.#accountKeyByDigest = preparedQuery(reader, 1, (digest: string) =>
-      root
-        .selectFrom('account_keys')
-        .select(['id', 'account_id', 'hint', 'revoked_at', 'expires_at', 'last_used_at'])
-        .where('digest', '=', digest),
+      root.selectFrom('account_keys').select(['id', 'account_id', 'hint', 'revoked_at', 'expires_at', 'last_used_at']).where('digest', '=', digest),
     );
     this.#serverKeyByDigest = preparedQuery(reader, 1, (digest: string) =>
       root

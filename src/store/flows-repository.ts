@@ -12,7 +12,10 @@ export type OpenFormSessionRow = Pick<FormSession, 'id' | 'server_id' | 'externa
 };
 
 /** A flow as its callback needs it, with the account of its server. */
-export type CallbackFlowRow = Pick<Flow, 'id' | 'server_id' | 'external_user_id' | 'provider' | 'redirect_uri' | 'scopes' | 'status' | 'expires_at' | 'verifier'> & {
+export type CallbackFlowRow = Pick<
+  Flow,
+  'id' | 'server_id' | 'external_user_id' | 'provider' | 'redirect_uri' | 'scopes' | 'status' | 'expires_at' | 'verifier'
+> & {
   account_id: string;
 };
 
@@ -57,7 +60,18 @@ export class FlowsRepository extends Repository {
     return this.db
       .selectFrom('oauth_flows as f')
       .innerJoin('servers as s', 's.id', 'f.server_id')
-      .select(['f.id', 'f.server_id', 'f.external_user_id', 'f.provider', 'f.redirect_uri', 'f.scopes', 'f.status', 'f.expires_at', 'f.verifier', 's.account_id'])
+      .select([
+        'f.id',
+        'f.server_id',
+        'f.external_user_id',
+        'f.provider',
+        'f.redirect_uri',
+        'f.scopes',
+        'f.status',
+        'f.expires_at',
+        'f.verifier',
+        's.account_id',
+      ])
       .where('f.state_digest', '=', stateDigest)
       .executeTakeFirst();
   }

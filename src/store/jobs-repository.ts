@@ -37,7 +37,12 @@ export class JobsRepository extends Repository {
 
   /** Moves the end of `holder`'s lease to `until`; false where it is no longer theirs (it ran out and another node took it). */
   async renewLease(name: string, holder: string, until: string): Promise<boolean> {
-    const renewed = await this.db.updateTable('job_leases').set({ lease_until: until }).where('name', '=', name).where('holder', '=', holder).executeTakeFirst();
+    const renewed = await this.db
+      .updateTable('job_leases')
+      .set({ lease_until: until })
+      .where('name', '=', name)
+      .where('holder', '=', holder)
+      .executeTakeFirst();
     return renewed.numUpdatedRows > 0n;
   }
 
@@ -51,12 +56,7 @@ export class JobsRepository extends Repository {
    * (the last one of the previous batch), at most `limit`: one range of credentials_refresh_due.
    */
   dueQuery(cutoff: string, after: DuePosition | null, limit: number) {
-    let query = this.db
-      .selectFrom('credentials')
-      .selectAll()
-      .select(DUE_AT.as('due_at'))
-      .where(REFRESHABLE)
-      .where(sql<boolean>`${DUE_AT} <= ${cutoff}`);
+    let query = this.db.selectFrom('credentials').selectAll().select(DUE_AT.as('due_at')).where(REFRESHABLE).where(sql<boolean>`${DUE_AT} <= ${cutoff}`);
     // Not a row value (due, id) > (…): SQLite would then bound the index's range only from above.
     if (after) query = query.where(sql<boolean>`${DUE_AT} >= ${after[0]} and (${DUE_AT} > ${after[0]} or id > ${after[1]})`);
     return query.orderBy(DUE_AT).orderBy('id').limit(limit);

@@ -1,5 +1,5 @@
 /** The master keys the data was sealed under, and the resealing of every sealed column. */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { Repository } from './repository.js';
 import type { MasterKeysTable } from './schema.js';
 import { SEALED_COLUMNS, type SealedColumn, type SealedRow } from './sealed-columns.js';
@@ -38,11 +38,7 @@ export class MasterKeysRepository extends Repository {
 
   /** Records a key with its check value, or brings back a retired one with a new check value. */
   async record(keyId: string, checkValue: Uint8Array, now: string): Promise<void> {
-    const revived = await this.db
-      .updateTable('master_keys')
-      .set({ check_value: checkValue, retired_at: null })
-      .where('key_id', '=', keyId)
-      .executeTakeFirst();
+    const revived = await this.db.updateTable('master_keys').set({ check_value: checkValue, retired_at: null }).where('key_id', '=', keyId).executeTakeFirst();
     if (revived.numUpdatedRows === 0n) {
       await this.db.insertInto('master_keys').values({ key_id: keyId, check_value: checkValue, created_at: now, retired_at: null }).execute();
     }

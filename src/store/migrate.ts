@@ -1,5 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
-import type { Store } from './store.js';
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { initialMigration } from './migrations/001-initial.js';
 import { oauthFlowsMigration } from './migrations/002-oauth-flows.js';
 import { dashboardMigration } from './migrations/003-dashboard.js';
@@ -12,6 +11,7 @@ import { rateLimitsMigration } from './migrations/009-rate-limits.js';
 import { webhooksMigration } from './migrations/010-webhooks.js';
 import { backgroundRefreshMigration } from './migrations/011-background-refresh.js';
 import { accountUsersMigration } from './migrations/012-account-users.js';
+import type { Store } from './store.js';
 
 /**
  * Brings the schema up to date. Safe to run at every start-up and from the CLI, on both engines, from

@@ -7,13 +7,13 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,
+  type DatabaseConnection,
   Kysely,
   PostgresDialect,
-  SqliteDialect,
-  SqliteDriver,
-  type DatabaseConnection,
   type SqliteDatabase,
+  SqliteDialect,
   type SqliteDialectConfig,
+  SqliteDriver,
 } from 'kysely';
 import pg from 'pg';
 import { Connections, type Engine, type QueryRunner } from './connections.js';

@@ -19,12 +19,7 @@ export interface EnabledProviderListing {
 export class ProvidersRepository extends Repository {
   /** A server's custom provider of that slug: its JSON definition. */
   async customDefinition(serverId: string, slug: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('custom_providers')
-      .select('definition')
-      .where('server_id', '=', serverId)
-      .where('slug', '=', slug)
-      .executeTakeFirst();
+    const row = await this.db.selectFrom('custom_providers').select('definition').where('server_id', '=', serverId).where('slug', '=', slug).executeTakeFirst();
     return row?.definition;
   }
 

@@ -4,7 +4,7 @@
  * leases in memory). Each statement is one guarded upsert or update, so concurrent nodes never grant
  * more than the limit between them, whatever the interleaving.
  */
-import { sql, type Expression } from 'kysely';
+import { type Expression, sql } from 'kysely';
 import { Repository } from './repository.js';
 
 export interface LeaseRequest {

@@ -2,7 +2,7 @@
  * Table types for Kysely. Times are ISO 8601 UTC text (the same on SQLite and PostgreSQL, and ordered
  * as text); flags are integers 0/1 (SQLite has no boolean); sealed values are bytes (BLOB / bytea).
  */
-import type { Generated, Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 
 export interface AccountsTable {
   id: string;

@@ -83,12 +83,7 @@ export class ServersRepository extends Repository {
   }
 
   async isRedirectUriAllowed(serverId: string, uri: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('server_redirect_uris')
-      .select('uri')
-      .where('server_id', '=', serverId)
-      .where('uri', '=', uri)
-      .executeTakeFirst();
+    const row = await this.db.selectFrom('server_redirect_uris').select('uri').where('server_id', '=', serverId).where('uri', '=', uri).executeTakeFirst();
     return row !== undefined;
   }
 

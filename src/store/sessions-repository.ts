@@ -1,5 +1,5 @@
 /** Dashboard sign-in state: sessions, sign-in attempts per email, used one-time form nonces. */
-import { sql, type Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { Repository } from './repository.js';
 import type { DashboardSessionsTable } from './schema.js';
 

@@ -5,16 +5,16 @@
  */
 import type { Kysely } from 'kysely';
 import { AccountsRepository } from './accounts-repository.js';
+import { AudienceRepository } from './audience-repository.js';
 import { AuditRepository } from './audit-repository.js';
 import { AuthLookups } from './auth-lookups.js';
-import { AudienceRepository } from './audience-repository.js';
 import type { Engine } from './connections.js';
 import { FlowsRepository } from './flows-repository.js';
 import { JobsRepository } from './jobs-repository.js';
 import { KeysRepository } from './keys-repository.js';
 import { MaintenanceRepository } from './maintenance-repository.js';
 import { MasterKeysRepository } from './master-keys-repository.js';
-import { openConnections, type ConnectionFigures, type DatabaseLocation } from './open.js';
+import { type ConnectionFigures, type DatabaseLocation, openConnections } from './open.js';
 import { ProvidersRepository } from './providers-repository.js';
 import { RateLimitsRepository } from './rate-limits-repository.js';
 import type { Database } from './schema.js';
@@ -23,7 +23,7 @@ import { SessionsRepository } from './sessions-repository.js';
 import { WebhooksRepository } from './webhooks-repository.js';
 
 export type { Engine } from './connections.js';
-export { parseDatabaseUrl, type ConnectionFigures, type DatabaseLocation } from './open.js';
+export { type ConnectionFigures, type DatabaseLocation, parseDatabaseUrl } from './open.js';
 
 export interface Store {
   engine: Engine;

@@ -6,8 +6,7 @@
 import type { FastifyReply } from 'fastify';
 
 const csp = (formAction: string | null) =>
-  `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'${formAction ? ` ${formAction}` : ''}; ` +
-  "frame-ancestors 'none'; base-uri 'none'";
+  `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'${formAction ? ` ${formAction}` : ''}; frame-ancestors 'none'; base-uri 'none'`;
 
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',

@@ -25,7 +25,10 @@ const AREAS: Record<string, Area> = { v1: 'api', dashboard: 'dashboard', connect
 export function areaOf(target: string): Area {
   const path = target.split(/[?#]/, 1)[0]!;
   if (!path.startsWith('/')) return 'other';
-  const first = path.slice(1).split('/', 1)[0]!.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const first = path
+    .slice(1)
+    .split('/', 1)[0]!
+    .replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return Object.hasOwn(AREAS, first) ? AREAS[first]! : 'other';
 }
 
@@ -104,7 +107,13 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
       const requestId = newRequestId();
       const html = options.areas[area].page(problem);
       const [type, body] = html === null ? ['application/problem+json', JSON.stringify(problemBody(problem, requestId))] : ['text/html; charset=utf-8', html];
-      const headers = { ...(html === null ? {} : options.pageHeaders), 'content-type': type, 'content-length': String(Buffer.byteLength(body)), 'x-request-id': requestId, connection: 'close' };
+      const headers = {
+        ...(html === null ? {} : options.pageHeaders),
+        'content-type': type,
+        'content-length': String(Buffer.byteLength(body)),
+        'x-request-id': requestId,
+        connection: 'close',
+      };
       const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
       socket.write(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head.join('\r\n')}\r\n\r\n${body}`);
       options.logger.info({ requestId, route: '(unparseable request)', statusCode: problem.status, reason: error.code }, 'request');

@@ -5,7 +5,7 @@
  */
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { Problem, type FieldError } from '../errors.js';
+import { type FieldError, Problem } from '../errors.js';
 import { redactKeys } from '../keys/format.js';
 
 const shared: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
@@ -13,8 +13,7 @@ const bodyAjv = new Ajv({ ...shared, coerceTypes: false });
 const textAjv = new Ajv({ ...shared, coerceTypes: true });
 for (const ajv of [bodyAjv, textAjv]) ajv.addKeyword('kind').addKeyword('modifier');
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
 
 const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
 
@@ -58,7 +57,10 @@ export function fieldErrors(errors: ErrorObject[], context: string): FieldError[
 export function checkQueryEncoding(url: string): void {
   const start = url.indexOf('?');
   if (start < 0) return;
-  for (const pair of url.slice(start + 1).split('#', 1)[0]!.split('&')) {
+  for (const pair of url
+    .slice(start + 1)
+    .split('#', 1)[0]!
+    .split('&')) {
     const [name = '', value = ''] = pair.split(/=(.*)/s);
     const bad = [name, value].some((part) => {
       try {
@@ -76,7 +78,9 @@ export function checkQueryEncoding(url: string): void {
       // The name itself is undecodable: the error names no field.
     }
     // The name is the client's own text: a key pasted as a parameter name must not come back.
-    field = redactKeys(field).replace(/[^\x20-\x7E]/g, '?').slice(0, 64);
+    field = redactKeys(field)
+      .replace(/[^\x20-\x7E]/g, '?')
+      .slice(0, 64);
     throw new Problem('validation_failed', 'A query parameter is not valid percent-encoded UTF-8.', {
       errors: [{ path: `/query/${field}`, message: 'is not valid percent-encoded UTF-8' }],
     });

@@ -1,22 +1,22 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  GENERATED_REQUEST_ID,
-  GUARD_CASES,
-  PRECEDENCE_CASES,
+  type AuthFixture,
   appRouteTable,
   bearer,
   createAuthFixture,
   encodedVariants,
   expectPassed,
   expectRefusal,
+  GENERATED_REQUEST_ID,
+  GUARD_CASES,
+  type MatrixRoute,
   matrixRoutes,
+  PRECEDENCE_CASES,
+  type RouteRequests,
   rawHttp,
   secretsOf,
   send,
-  type AuthFixture,
-  type MatrixRoute,
-  type RouteRequests,
 } from '../helpers/auth-matrix.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
@@ -28,7 +28,11 @@ const EXISTING_USER = 'u_matrix';
 /** A request for each /v1 route, by the route's name in the app's route table. */
 const REQUESTS: RouteRequests = {
   'POST /v1/oauth/:provider/start': { path: '/v1/oauth/github/start', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
-  'POST /v1/credentials/static/:providerSlug/connect': { path: '/v1/credentials/static/openai/connect', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
+  'POST /v1/credentials/static/:providerSlug/connect': {
+    path: '/v1/credentials/static/openai/connect',
+    body: { externalUserId: 'u_new' },
+    ok: { status: 201 },
+  },
   'GET /v1/end-users': { path: '/v1/end-users', ok: { status: 200 } },
   'GET /v1/end-users/:externalUserId': { path: `/v1/end-users/${EXISTING_USER}`, ok: { status: 200 } },
   'DELETE /v1/end-users/:externalUserId': { path: '/v1/end-users/nobody', ok: { status: 404, code: 'end_user_not_found' } },
@@ -47,13 +51,13 @@ const ROUTES: MatrixRoute[] = [
 const LIST = ROUTES.find((route) => route.name === 'GET /v1/end-users')!;
 
 describe('the routes of the matrix', () => {
-  it('are every /v1 route in the app\'s route table, each with a request', () => {
+  it("are every /v1 route in the app's route table, each with a request", () => {
     expect(FROM_TABLE.missing, 'a /v1 route with no request in REQUESTS').toEqual([]);
     expect(FROM_TABLE.stale, 'a request naming no /v1 route').toEqual([]);
     expect(FROM_TABLE.routes.map((r) => r.name).sort()).toEqual(Object.keys(REQUESTS).sort());
   });
 
-  it('would report a new /v1 route without a request, and leave other areas\' routes alone', () => {
+  it("would report a new /v1 route without a request, and leave other areas' routes alone", () => {
     const grown = [...TABLE, { method: 'PATCH', url: '/v1/end-users/:externalUserId' }, { method: 'GET', url: '/v1/webhooks' }];
     expect(matrixRoutes(grown, REQUESTS).missing).toEqual(['PATCH /v1/end-users/:externalUserId', 'GET /v1/webhooks']);
     expect(TABLE.some((r) => r.url.startsWith('/dashboard'))).toBe(true);

@@ -296,7 +296,12 @@ describe.each(ENGINES)('bad inputs on %s', (engine) => {
       ['a DEL', 'key\u007fone'],
       ['a non-ASCII character', 'cl\u00e9'],
     ])('refuses an Idempotency-Key that is %s', async (_name, key) => {
-      await refused({ method: 'POST', url: CONNECT, headers: { 'idempotency-key': key }, payload: { externalUserId: 'u1' } }, 400, 'validation_failed', '/headers/idempotency-key');
+      await refused(
+        { method: 'POST', url: CONNECT, headers: { 'idempotency-key': key }, payload: { externalUserId: 'u1' } },
+        400,
+        'validation_failed',
+        '/headers/idempotency-key',
+      );
     });
 
     it('accepts an Idempotency-Key of 255 printable characters', async () => {

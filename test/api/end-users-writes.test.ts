@@ -159,7 +159,10 @@ describe.each(ENGINES)('Idempotency-Key on POST /v1/credentials/static/{slug}/co
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     const before = await snapshotTables(t.ctx);
     // The same fields in another order are the same body.
-    for (const body of [{ externalUserId: 'idem', expiresIn: 600 }, { expiresIn: 600, externalUserId: 'idem' }]) {
+    for (const body of [
+      { externalUserId: 'idem', expiresIn: 600 },
+      { expiresIn: 600, externalUserId: 'idem' },
+    ]) {
       const again = await post('key-1', body);
       expect(again.statusCode).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');

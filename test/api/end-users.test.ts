@@ -8,7 +8,7 @@ import { ENGINES } from '../helpers/databases.js';
 import { readEndUser } from '../helpers/form-session.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { createTenant, keys, startTestApp, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 interface ListedMember {
   externalUserId: string;
@@ -220,7 +220,11 @@ describe.each(ENGINES)('the audience API on %s', (engine) => {
     });
 
     it("answers end_user_not_found for an unknown member and for another server's member", async () => {
-      for (const [tenant, id] of [[a, 'nobody'], [a, 'b-only'], [b, 'u01']] as const) {
+      for (const [tenant, id] of [
+        [a, 'nobody'],
+        [a, 'b-only'],
+        [b, 'u01'],
+      ] as const) {
         const response = await t.app.inject({ method: 'GET', url: `/v1/end-users/${id}`, headers: keys(tenant) });
         expectProblem(response, 404, 'end_user_not_found');
       }

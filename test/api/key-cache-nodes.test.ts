@@ -11,7 +11,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { rotateServerKey, setServerMode } from '../../src/services/servers.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
-import { createTenant, keys, newAccountKey, startSecondNode, startTestApp, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { createTenant, keys, newAccountKey, type SecondNode, startSecondNode, startTestApp, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const SLOW = 120_000;
 
@@ -20,12 +20,14 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
   let others: SecondNode[];
   let nodes: (TestApp | SecondNode)[];
   let cli: NodeJS.ProcessEnv;
+  let tenant: Tenant;
 
   beforeAll(async () => {
     t = await startTestApp(engine);
     others = [await startSecondNode(t), await startSecondNode(t)];
     nodes = [t, ...others];
     cli = cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: t.masterKey.toString('base64') });
+    tenant = await createTenant(t.ctx);
   }, SLOW);
   afterAll(async () => {
     for (const node of others) await node.close();
@@ -41,8 +43,7 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
     { url: '/v1/end-users/nobody-here', admitted: 404 },
     { url: '/v1/end-users', admitted: 200 },
   ];
-  const list = (node: TestApp | SecondNode, headers: Record<string, string>) =>
-    node.app.inject({ method: 'GET', url: '/v1/end-users', headers });
+  const list = (node: TestApp | SecondNode, headers: Record<string, string>) => node.app.inject({ method: 'GET', url: '/v1/end-users', headers });
 
   async function expectAdmittedEverywhere(headers: Record<string, string>) {
     for (const node of nodes) {
@@ -69,11 +70,6 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
       }
     }
   }
-
-  let tenant: Tenant;
-  beforeAll(async () => {
-    tenant = await createTenant(t.ctx);
-  });
 
   it('refuses an account key revoked by the CLI on the next request of every node', { timeout: SLOW }, async () => {
     const { keyId, headers } = await newAccountKey(t.ctx, tenant, { label: 'cli-revoked' });
@@ -135,7 +131,7 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
     }
   });
 
-  it('keeps every node\'s cache through statements that change nothing', async () => {
+  it("keeps every node's cache through statements that change nothing", async () => {
     const version = () => t.ctx.store.db.selectFrom('auth_version').select('version').executeTakeFirstOrThrow();
     const before = await version();
     await sql`update account_keys set revoked_at = ${'2026-01-01T00:00:00.000Z'} where id = ${'key_nothing'}`.execute(t.ctx.store.db);

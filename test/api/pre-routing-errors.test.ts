@@ -33,11 +33,11 @@ describe.each(ENGINES)('errors raised before routing on %s', (engine) => {
     ['an overlong UTF-8 slash', (key: string) => `/v1/end-users/${key}%c0%af`],
     ['an encoded lone surrogate', (key: string) => `/v1/end-users/${key}%ED%A0%80`],
     ['a truncated escape', (key: string) => `/%761/end-users/${key}%E0%A4%A`],
-    ['a parameter over the router\'s limit', (key: string) => `/v1/end-users/${key}${'a'.repeat(5000)}`],
+    ["a parameter over the router's limit", (key: string) => `/v1/end-users/${key}${'a'.repeat(5000)}`],
   ] as const;
 
   describe.each(UNDECODABLE)('a /v1 path with %s', (_name, url) => {
-    it.each(['GET', 'DELETE'] as const)('%s without keys is still the guard\'s 401, as a problem with x-request-id', async (method) => {
+    it.each(['GET', 'DELETE'] as const)("%s without keys is still the guard's 401, as a problem with x-request-id", async (method) => {
       const response = await t.app.inject({ method, url: url(planted()) });
       expectProblem(response, 401, 'account_key_missing');
       expect(response.headers['x-request-id']).toMatch(GENERATED_REQUEST_ID);
@@ -46,7 +46,7 @@ describe.each(ENGINES)('errors raised before routing on %s', (engine) => {
       expectNoEcho(response);
     });
 
-    it('with an Origin header is the guard\'s 403', async () => {
+    it("with an Origin header is the guard's 403", async () => {
       const response = await t.app.inject({ method: 'GET', url: url(planted()), headers: { ...h, origin: 'https://app.example' } });
       expectProblem(response, 403, 'browser_access_forbidden');
       expectNoEcho(response);
@@ -76,7 +76,7 @@ describe.each(ENGINES)('errors raised before routing on %s', (engine) => {
     expectNoEcho(response);
   });
 
-  it('an undecodable path elsewhere is a problem, not the router\'s default JSON', async () => {
+  it("an undecodable path elsewhere is a problem, not the router's default JSON", async () => {
     const response = await t.app.inject({ method: 'GET', url: `/${planted()}%zz` });
     expectProblem(response, 400, 'validation_failed', '/path');
     expectNoEcho(response);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyQuota } from '../../src/auth/key-quota.js';
 import { ENGINES } from '../helpers/databases.js';
-import { createTenant, newAccountKey, startSecondNode, startTestApp, TestClock, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { createTenant, newAccountKey, type SecondNode, startSecondNode, startTestApp, type Tenant, type TestApp, TestClock } from '../helpers/test-app.js';
 
 const SLOW = 120_000;
 type Node = TestApp | SecondNode;
@@ -40,7 +40,9 @@ async function burst(nodes: Node[], headers: Record<string, string>, count: numb
   return admitted;
 }
 
-const advance = (nodes: Node[], seconds: number) => nodes.forEach((node) => node.clock.advance(seconds));
+const advance = (nodes: Node[], seconds: number) => {
+  for (const node of nodes) node.clock.advance(seconds);
+};
 
 describe.each(ENGINES)('one rate limit across nodes of one %s database', (engine) => {
   describe('three nodes with a limit of 30 a minute', () => {
@@ -82,7 +84,8 @@ describe.each(ENGINES)('one rate limit across nodes of one %s database', (engine
       const { headers } = await freshKey(t, tenant);
       // Sent one after the other, each node in turn: a lease of 1 at this limit, so the count is exact.
       let admitted = 0;
-      for (let i = 0; i < LIMIT + 6; i += 1) admitted += (await nodes[i % 3]!.app.inject({ method: 'GET', url: '/v1/end-users', headers })).statusCode === 200 ? 1 : 0;
+      for (let i = 0; i < LIMIT + 6; i += 1)
+        admitted += (await nodes[i % 3]!.app.inject({ method: 'GET', url: '/v1/end-users', headers })).statusCode === 200 ? 1 : 0;
       expect(admitted).toBe(LIMIT);
       for (const node of nodes) {
         const refused = await node.app.inject({ method: 'GET', url: '/v1/end-users', headers });

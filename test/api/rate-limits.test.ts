@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
-import { addressGroup, AddressLimit, TRACKED_ADDRESSES } from '../../src/auth/rate-limit.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AddressLimit, addressGroup, TRACKED_ADDRESSES } from '../../src/auth/rate-limit.js';
 import { generateKey } from '../../src/keys/format.js';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
@@ -128,7 +128,11 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
       const { key } = await newKey(t, tenant);
       const personal = await createTenant(t.ctx, { mode: 'personal' });
       for (let i = 0; i < LIMIT + 2; i += 1) {
-        const refused = await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: { authorization: bearer(key), 'x-service-key': personal.serverKey } });
+        const refused = await t.app.inject({
+          method: 'GET',
+          url: '/v1/end-users',
+          headers: { authorization: bearer(key), 'x-service-key': personal.serverKey },
+        });
         expect(refused.statusCode).toBe(403);
       }
       const response = await asKey(key);
@@ -146,8 +150,7 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
     afterAll(() => t.close());
 
     const unknownKey = () => ({ authorization: bearer(generateKey('account')), 'x-service-key': tenant.serverKey });
-    const from = (remoteAddress: string, headers: Record<string, string>) =>
-      t.app.inject({ method: 'GET', url: '/v1/end-users', headers, remoteAddress });
+    const from = (remoteAddress: string, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/v1/end-users', headers, remoteAddress });
 
     it('answers 429 past the limit, yet lets a valid request from that address through and leaves other addresses alone', async () => {
       for (let i = 0; i < FAILURES; i += 1) {
@@ -248,7 +251,12 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
       const row = await keyRow(t, keyId);
       expect({ origin: row.exposed_origin, at: row.exposed_at }).toEqual({ origin: 'https://evil.example', at: t.clock.now().toISOString() });
       expect(row.last_used_at).toBeNull();
-      const events = await t.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'account_key.browser_exposure').where('target_id', '=', keyId).execute();
+      const events = await t.ctx.store.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('action', '=', 'account_key.browser_exposure')
+        .where('target_id', '=', keyId)
+        .execute();
       expect(events).toHaveLength(1);
       expect(events[0]!.account_id).toBe(tenant.accountId);
       expect(JSON.parse(events[0]!.detail)).toMatchObject({ origin: 'https://evil.example' });
@@ -280,7 +288,10 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
 
     it('writes lastUsedAt on first use, not again within a minute, and again after', async () => {
       const { keyId, key } = await newKey(t, tenant);
-      const use = async () => expect((await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: keys({ accountKey: key, serverKey: tenant.serverKey }) })).statusCode).toBe(200);
+      const use = async () =>
+        expect((await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: keys({ accountKey: key, serverKey: tenant.serverKey }) })).statusCode).toBe(
+          200,
+        );
       expect((await keyRow(t, keyId)).last_used_at).toBeNull();
       const first = t.clock.now().toISOString();
       await use();

@@ -44,7 +44,11 @@ describe('the folders of src/', () => {
   });
 
   it('keep each area to itself: no area imports another, only the root assembles them', () => {
-    for (const area of AREAS) expect(targetsOf(area).filter((to) => AREAS.includes(to) || to === 'app'), area).toEqual([]);
+    for (const area of AREAS)
+      expect(
+        targetsOf(area).filter((to) => AREAS.includes(to) || to === 'app'),
+        area,
+      ).toEqual([]);
     const assemblers = [...graph.edges.keys()].filter((key) => AREAS.includes(key.split(' → ')[1]!)).map((key) => key.split(' → ')[0]);
     expect(new Set(assemblers)).toEqual(new Set(['app']));
   });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyDigest } from '../../src/keys/format.js';
 import { Vault } from '../../src/services/vault.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
-import { cliEnv, cliJson, newMasterKey, runCli, startServe, type ServeProcess } from '../helpers/cli-process.js';
+import { cliEnv, cliJson, newMasterKey, runCli, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { ALL_MIGRATIONS, createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 
 const SLOW = 180_000;
@@ -55,7 +55,14 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
       expect(created.serverKey).toMatch(SERVER_KEY);
     }
     serverId = business.serverId as string;
-    const modeOf = async (id: unknown) => (await store.db.selectFrom('servers').select('mode').where('id', '=', id as string).executeTakeFirstOrThrow()).mode;
+    const modeOf = async (id: unknown) =>
+      (
+        await store.db
+          .selectFrom('servers')
+          .select('mode')
+          .where('id', '=', id as string)
+          .executeTakeFirstOrThrow()
+      ).mode;
     expect(await modeOf(serverId)).toBe('business');
     expect(await modeOf(personal.serverId)).toBe('personal');
 
@@ -129,25 +136,69 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
   it('provider enable (static and OAuth), provider add-oauth and provider add-static', { timeout: SLOW }, async () => {
     const [openai, github] = await Promise.all([
       cliJson(env, ['provider', 'enable', '--server', serverId, '--provider', 'openai']),
-      cliJson(env, ['provider', 'enable', '--server', serverId, '--provider', 'github', '--client-id', 'Iv1.cli-test', '--client-secret', 'gh-client-secret-cli', '--scopes', 'repo,read:user']),
+      cliJson(env, [
+        'provider',
+        'enable',
+        '--server',
+        serverId,
+        '--provider',
+        'github',
+        '--client-id',
+        'Iv1.cli-test',
+        '--client-secret',
+        'gh-client-secret-cli',
+        '--scopes',
+        'repo,read:user',
+      ]),
     ]);
     expect(openai).toEqual({ serverId, provider: 'openai' });
     expect(github).toEqual({ serverId, provider: 'github' });
-    const enabled = await store.db.selectFrom('server_providers').selectAll().where('server_id', '=', serverId).where('provider', '=', 'github').executeTakeFirstOrThrow();
+    const enabled = await store.db
+      .selectFrom('server_providers')
+      .selectAll()
+      .where('server_id', '=', serverId)
+      .where('provider', '=', 'github')
+      .executeTakeFirstOrThrow();
     expect(enabled.client_id).toBe('Iv1.cli-test');
     expect(JSON.parse(enabled.scopes!)).toEqual(['repo', 'read:user']);
     expect(Buffer.from(enabled.client_secret!).toString('latin1')).not.toContain('gh-client-secret-cli');
 
     const [oauth, statik] = await Promise.all([
       cliJson(env, [
-        'provider', 'add-oauth', '--server', serverId, '--slug', 'acme-oauth',
-        '--authorization-url', 'https://auth.acme.test/authorize', '--token-url', 'https://auth.acme.test/token',
-        '--revocation-url', 'https://auth.acme.test/revoke', '--client-id', 'acme-client', '--client-secret', 'acme-secret-cli',
-        '--scopes', 'read,write', '--token-auth', 'client_secret_post',
+        'provider',
+        'add-oauth',
+        '--server',
+        serverId,
+        '--slug',
+        'acme-oauth',
+        '--authorization-url',
+        'https://auth.acme.test/authorize',
+        '--token-url',
+        'https://auth.acme.test/token',
+        '--revocation-url',
+        'https://auth.acme.test/revoke',
+        '--client-id',
+        'acme-client',
+        '--client-secret',
+        'acme-secret-cli',
+        '--scopes',
+        'read,write',
+        '--token-auth',
+        'client_secret_post',
       ]),
       cliJson(env, [
-        'provider', 'add-static', '--server', serverId, '--slug', 'acme-keys',
-        '--field', 'apiKey:API key:secret', '--field', 'region:Region:optional', '--field', 'accountName:Account name',
+        'provider',
+        'add-static',
+        '--server',
+        serverId,
+        '--slug',
+        'acme-keys',
+        '--field',
+        'apiKey:API key:secret',
+        '--field',
+        'region:Region:optional',
+        '--field',
+        'accountName:Account name',
       ]),
     ]);
     expect(oauth).toEqual({ serverId, provider: 'acme-oauth' });
@@ -169,16 +220,30 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
     expect(custom[1]!.definition).not.toContain('acme-secret-cli');
   });
 
-  it('provider add-oauth: https only unless KEYWARD_ALLOW_PRIVATE_URLS, no credentials in a URL; the client secret kept only sealed', { timeout: SLOW }, async () => {
+  it('provider add-oauth: https only unless KEYWARD_ALLOW_PRIVATE_URLS, no credentials in a URL; the client secret kept only sealed', {
+    timeout: SLOW,
+  }, async () => {
     const secret = 'local-idp-secret-never-in-plaintext';
     // As in production: private URLs, and plain http with them, refused (test/outbound has every address form).
     const strict = { ...env, KEYWARD_ALLOW_PRIVATE_URLS: 'false' };
     const addOAuth = (slug: string, urls: { authorization?: string; token?: string; revocation?: string }) =>
       runCli(strict, [
-        'provider', 'add-oauth', '--server', serverId, '--slug', slug,
-        '--authorization-url', urls.authorization ?? 'https://auth.acme.test/authorize', '--token-url', urls.token ?? 'https://auth.acme.test/token',
+        'provider',
+        'add-oauth',
+        '--server',
+        serverId,
+        '--slug',
+        slug,
+        '--authorization-url',
+        urls.authorization ?? 'https://auth.acme.test/authorize',
+        '--token-url',
+        urls.token ?? 'https://auth.acme.test/token',
         ...(urls.revocation ? ['--revocation-url', urls.revocation] : []),
-        '--client-id', 'refused-client', '--client-secret', secret, '--json',
+        '--client-id',
+        'refused-client',
+        '--client-secret',
+        secret,
+        '--json',
       ]);
     // Client secrets, codes and tokens travel to these URLs: never in clear text in production.
     const notHttps = await Promise.all([
@@ -200,10 +265,24 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
 
     // The tests' environment allows private URLs (cliEnv): a provider on this machine, over http.
     const added = await cliJson(env, [
-      'provider', 'add-oauth', '--server', serverId, '--slug', 'local-idp',
-      '--authorization-url', 'http://127.0.0.1:8080/authorize', '--token-url', 'http://127.0.0.1:8080/token',
-      '--revocation-url', 'http://localhost:8080/revoke', '--client-id', 'local-client', '--client-secret', secret,
-      '--token-auth', 'client_secret_post',
+      'provider',
+      'add-oauth',
+      '--server',
+      serverId,
+      '--slug',
+      'local-idp',
+      '--authorization-url',
+      'http://127.0.0.1:8080/authorize',
+      '--token-url',
+      'http://127.0.0.1:8080/token',
+      '--revocation-url',
+      'http://localhost:8080/revoke',
+      '--client-id',
+      'local-client',
+      '--client-secret',
+      secret,
+      '--token-auth',
+      'client_secret_post',
     ]);
     expect(added).toEqual({ serverId, provider: 'local-idp' });
     const custom = await store.db.selectFrom('custom_providers').select(['slug', 'definition']).where('server_id', '=', serverId).orderBy('slug').execute();
@@ -244,7 +323,12 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
       expect(refused.stdout).toBe('');
       expect(refused.stderr).toContain('client id and secret');
     }
-    const rows = await store.db.selectFrom('server_providers').select(['provider', 'client_id']).where('server_id', '=', serverId).where('provider', 'in', ['github', 'slack']).execute();
+    const rows = await store.db
+      .selectFrom('server_providers')
+      .select(['provider', 'client_id'])
+      .where('server_id', '=', serverId)
+      .where('provider', 'in', ['github', 'slack'])
+      .execute();
     // GitHub keeps the client enabled earlier; Slack was never enabled.
     expect(rows).toEqual([{ provider: 'github', client_id: 'Iv1.cli-test' }]);
   });
@@ -261,7 +345,10 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
       expect(refused.stdout).toBe('');
       expect(refused.stderr).toContain('acct_doesnotexist');
     }
-    for (const [usage, option] of [[missingOption, '--name'], [missingField, '--field']] as const) {
+    for (const [usage, option] of [
+      [missingOption, '--name'],
+      [missingField, '--field'],
+    ] as const) {
       expect(usage.code).toBe(2);
       expect(usage.stdout).toBe('');
       expect(usage.stderr).toContain(option);
@@ -314,11 +401,12 @@ describe.each(ENGINES)('a key revoked with the CLI while serve runs on %s', (eng
   });
 
   // SQLite makes its own master key, so this refusal exists only on PostgreSQL.
-  if (engine === 'postgres') it('will not start on PostgreSQL without KEYWARD_MASTER_KEY', { timeout: SLOW }, async () => {
-    const { KEYWARD_MASTER_KEY: _omitted, ...withoutKey } = env;
-    const run = await runCli(withoutKey, ['serve']);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('KEYWARD_MASTER_KEY');
-  });
+  if (engine === 'postgres')
+    it('will not start on PostgreSQL without KEYWARD_MASTER_KEY', { timeout: SLOW }, async () => {
+      const { KEYWARD_MASTER_KEY: _omitted, ...withoutKey } = env;
+      const run = await runCli(withoutKey, ['serve']);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('KEYWARD_MASTER_KEY');
+    });
 });

@@ -33,7 +33,11 @@ describe('the CLI loads only what a command needs', () => {
       env: { ...env, CLI_MODULE_PROBE_OUT: list },
     });
     expect(stdout).not.toBe('');
-    const urls = new Set(readFileSync(list, 'utf8').split('\n').filter((line) => line.startsWith('file:')));
+    const urls = new Set(
+      readFileSync(list, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('file:')),
+    );
     return [...urls].map((url) => new URL(url).pathname.slice(new URL(PROJECT_ROOT, 'file:').pathname.length));
   }
 
@@ -62,7 +66,11 @@ describe('the CLI loads only what a command needs', () => {
       'node_modules/tsx/',
       'node_modules/esbuild/',
     ];
-    for (const prefix of forbidden) expect(files.filter((f) => f.startsWith(prefix)), prefix).toEqual([]);
+    for (const prefix of forbidden)
+      expect(
+        files.filter((f) => f.startsWith(prefix)),
+        prefix,
+      ).toEqual([]);
   });
 
   it('--help loads every command group, since the usage lists them all, and still not the server', { timeout: SLOW }, async () => {

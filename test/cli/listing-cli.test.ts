@@ -29,11 +29,33 @@ describe.each(ENGINES)('server list and provider list on %s', (engine) => {
     await cliJson(env, ['server', 'create', '--account', other, '--name', 'Not yours']);
 
     await cliJson(env, ['provider', 'enable', '--server', production.serverId, '--provider', 'openai']);
-    await cliJson(env, ['provider', 'enable', '--server', production.serverId, '--provider', 'github', '--client-id', 'Iv1.listing', `--client-secret=${CLIENT_SECRETS[0]}`]);
     await cliJson(env, [
-      'provider', 'add-oauth', '--server', production.serverId, '--slug', 'acme-oauth', '--name', 'Acme SSO',
-      '--authorization-url', 'https://auth.acme.test/authorize', '--token-url', 'https://auth.acme.test/token',
-      '--client-id', 'acme-client', `--client-secret=${CLIENT_SECRETS[1]}`,
+      'provider',
+      'enable',
+      '--server',
+      production.serverId,
+      '--provider',
+      'github',
+      '--client-id',
+      'Iv1.listing',
+      `--client-secret=${CLIENT_SECRETS[0]}`,
+    ]);
+    await cliJson(env, [
+      'provider',
+      'add-oauth',
+      '--server',
+      production.serverId,
+      '--slug',
+      'acme-oauth',
+      '--name',
+      'Acme SSO',
+      '--authorization-url',
+      'https://auth.acme.test/authorize',
+      '--token-url',
+      'https://auth.acme.test/token',
+      '--client-id',
+      'acme-client',
+      `--client-secret=${CLIENT_SECRETS[1]}`,
     ]);
     await cliJson(env, ['provider', 'add-static', '--server', production.serverId, '--slug', 'acme-keys', '--field', 'apiKey:API key:secret']);
   }, SLOW);
@@ -41,7 +63,7 @@ describe.each(ENGINES)('server list and provider list on %s', (engine) => {
     await database.drop();
   });
 
-  it('server list --json: the account\'s servers, oldest first, with the current key\'s hint and never a key', { timeout: SLOW }, async () => {
+  it("server list --json: the account's servers, oldest first, with the current key's hint and never a key", { timeout: SLOW }, async () => {
     const rotated = await cliJson(env, ['server', 'rotate-key', '--server', production.serverId, '--grace-seconds', '600']);
     const listed = await cliJson(env, ['server', 'list', '--account', accountId]);
     expect(Object.keys(listed)).toEqual(['servers']);
@@ -121,12 +143,19 @@ describe.each(ENGINES)('server list and provider list on %s', (engine) => {
       runCli(env, ['server', 'list', '--json']),
       runCli(env, ['provider', 'list', '--json']),
     ]);
-    for (const [refused, id] of [[account, 'acct_doesnotexist'], [server, 'srv_doesnotexist'], [accountText, 'acct_doesnotexist']] as const) {
+    for (const [refused, id] of [
+      [account, 'acct_doesnotexist'],
+      [server, 'srv_doesnotexist'],
+      [accountText, 'acct_doesnotexist'],
+    ] as const) {
       expect(refused.code).toBe(1);
       expect(refused.stdout).toBe('');
       expect(refused.stderr).toBe(`keyward: no ${id.startsWith('acct_') ? 'account' : 'server'} ${id}\n`);
     }
-    for (const [usage, option] of [[noAccount, '--account'], [noServer, '--server']] as const) {
+    for (const [usage, option] of [
+      [noAccount, '--account'],
+      [noServer, '--server'],
+    ] as const) {
       expect(usage.code).toBe(2);
       expect(usage.stdout).toBe('');
       expect(usage.stderr).toContain(`${option} is required`);

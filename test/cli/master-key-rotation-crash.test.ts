@@ -36,7 +36,11 @@ describe.each(ENGINES)('a rotation killed part-way on %s', (engine) => {
     const rows = () => t.ctx.store.db.selectFrom('idempotency_records').select(['server_id', 'idempotency_key', 'response']).execute();
     const resealedCount = async () => (await rows()).filter((r) => Buffer.from(r.response).subarray(0, 9).equals(underB)).length;
 
-    const child = spawn(process.execPath, ['bin/keyward.js', 'master-key', 'rotate', '--batch-size', '1', '--json'], { cwd: PROJECT_ROOT, env, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['bin/keyward.js', 'master-key', 'rotate', '--batch-size', '1', '--json'], {
+      cwd: PROJECT_ROOT,
+      env,
+      stdio: 'ignore',
+    });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
     const deadline = Date.now() + 60_000;
     while ((await resealedCount()) === 0) {

@@ -38,7 +38,10 @@ describe('a write landing during a rotation on postgres', () => {
     const env = cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: keyB, KEYWARD_OLD_MASTER_KEYS: keyA });
 
     // The node on A rewrites the credential (as a refresh or a new connection would), and holds the row.
-    const newer = t.ctx.vault.sealJson({ type: 'static', values: { apiKey: 'sk-proj-NEWERabcdefghijklmnopqrst' } }, credentialAad(row.id, row.server_id, row.member_id));
+    const newer = t.ctx.vault.sealJson(
+      { type: 'static', values: { apiKey: 'sk-proj-NEWERabcdefghijklmnopqrst' } },
+      credentialAad(row.id, row.server_id, row.member_id),
+    );
     client = new pg.Client(t.database.url);
     await client.connect();
     // pg_stat_activity is a snapshot for the rest of a transaction: watch from another connection.
@@ -74,6 +77,9 @@ describe('a write landing during a rotation on postgres', () => {
     expect(JSON.parse(second.stdout)).toEqual({ resealed: 1, remaining: 0 });
     const resealed = await t.ctx.store.db.selectFrom('credentials').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
     const vaultB = new Vault(Buffer.from(keyB, 'base64'));
-    expect(vaultB.openJson(resealed.secret, credentialAad(row.id, row.server_id, row.member_id))).toEqual({ type: 'static', values: { apiKey: 'sk-proj-NEWERabcdefghijklmnopqrst' } });
+    expect(vaultB.openJson(resealed.secret, credentialAad(row.id, row.server_id, row.member_id))).toEqual({
+      type: 'static',
+      values: { apiKey: 'sk-proj-NEWERabcdefghijklmnopqrst' },
+    });
   });
 });

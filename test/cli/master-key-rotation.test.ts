@@ -8,12 +8,12 @@
  * the node still on A picked up by a second run; then B alone starts and A alone refuses.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, cliJson, newMasterKey, runCli, startServe, type ServeProcess } from '../helpers/cli-process.js';
+import { cliEnv, cliJson, newMasterKey, runCli, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, requestForm } from '../helpers/form-session.js';
 import { connectStatic, formPath } from '../helpers/hosted-form.js';
 import { expectOneLineRefusal, keyIdOf } from '../helpers/master-key.js';
-import { APP_REDIRECT, PROVIDER, startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { APP_REDIRECT, type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
 
 const SLOW = 240_000;
 // Every sealed column, named here independently of the code's own list (sealed-columns.ts).
@@ -135,11 +135,19 @@ describe.each(ENGINES)('a master-key rotation on %s', (engine) => {
     const [finished] = await readOnB('u_pending');
     expect(finished).toMatchObject({ provider: PROVIDER, type: 'oauth2', status: 'active' });
     expect(await o.as.isActive(finished!.accessToken)).toBe(true);
-    expect(formPath((await (await fetch(`${serveB.address}/v1/credentials/static/openai/connect`, {
-      method: 'POST',
-      headers: { ...idempotent, 'content-type': 'application/json' },
-      body: JSON.stringify({ externalUserId: 'u_idempotent' }),
-    })).json()).url)).toBe(formPath(form.url));
+    expect(
+      formPath(
+        (
+          await (
+            await fetch(`${serveB.address}/v1/credentials/static/openai/connect`, {
+              method: 'POST',
+              headers: { ...idempotent, 'content-type': 'application/json' },
+              body: JSON.stringify({ externalUserId: 'u_idempotent' }),
+            })
+          ).json()
+        ).url,
+      ),
+    ).toBe(formPath(form.url));
 
     // 6. The node still on A wrote meanwhile: a second run reseals what it wrote.
     await connectStatic(o.t.app, o.headers, { externalUserId: 'u_late', values: { apiKey: 'sk-proj-LATEunderAabcdefghijklmnopq' } });

@@ -9,13 +9,13 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events.js';
 import { webhookSecretAad } from '../../src/services/webhook-signing.js';
-import { ALLOW_HINT, REFUSED_TOKEN_URLS } from '../outbound/refused-urls.js';
-import { cliEnv, cliJson, runCli, type CliRun } from '../helpers/cli-process.js';
+import { type CliRun, cliEnv, cliJson, runCli } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createTenant, startTestApp, type TestApp } from '../helpers/test-app.js';
 import { moveClockTo } from '../helpers/webhook-delivery.js';
 import { messageStatus, writeEvent } from '../helpers/webhook-history.js';
 import { startWebhookReceiver, verifiedEvent, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { ALLOW_HINT, REFUSED_TOKEN_URLS } from '../outbound/refused-urls.js';
 
 const SLOW = 180_000;
 const WEBHOOK_ID = /^wh_[0-9a-f]{28}$/;
@@ -83,7 +83,13 @@ describe.each(ENGINES)('keyward webhook … on %s', (engine) => {
     expect({ webhooks: byUrl }).toEqual({
       webhooks: [
         { id: all.webhookId, serverId, url: receiver.url, events: [...WEBHOOK_EVENT_TYPES], createdAt: expect.stringMatching(TIME) },
-        { id: some.webhookId, serverId, url: `${receiver.url}/some`, events: ['credential.connected', 'connect.failed'], createdAt: expect.stringMatching(TIME) },
+        {
+          id: some.webhookId,
+          serverId,
+          url: `${receiver.url}/some`,
+          events: ['credential.connected', 'connect.failed'],
+          createdAt: expect.stringMatching(TIME),
+        },
       ],
     });
     const listedText = await runCli(env, ['webhook', 'list', '--server', serverId]);
@@ -102,7 +108,8 @@ describe.each(ENGINES)('keyward webhook … on %s', (engine) => {
 
   it('refuses a URL outside the outbound policy, an unknown event type and a missing option, and stores nothing', { timeout: SLOW }, async () => {
     const strict = { ...env, KEYWARD_ALLOW_PRIVATE_URLS: 'false' };
-    const add = (e: NodeJS.ProcessEnv, url: string, extra: string[] = []) => runCli(e, ['webhook', 'add', '--server', serverId, '--url', url, ...extra, '--json']);
+    const add = (e: NodeJS.ProcessEnv, url: string, extra: string[] = []) =>
+      runCli(e, ['webhook', 'add', '--server', serverId, '--url', url, ...extra, '--json']);
     // A few of the forms test/outbound checks one by one, with the words each refusal carries.
     const privateOnes = REFUSED_TOKEN_URLS.filter((r) =>
       ['https://10.0.0.5/token', 'https://[::1]/token', 'https://169.254.169.254/latest/meta-data', 'http://auth.acme.test/token'].includes(r.url),
@@ -116,7 +123,7 @@ describe.each(ENGINES)('keyward webhook … on %s', (engine) => {
       add(env, 'https://hooks.acme.test/keyward', ['--events', 'credential.connected,credential.exploded']),
       runCli(env, ['webhook', 'add', '--server', serverId, '--json']),
     ]);
-    privateOnes.forEach((r, i) => expectRefused(refusedPrivate[i]!, `the endpoint URL ${r.because}${ALLOW_HINT}`));
+    for (const [i, r] of privateOnes.entries()) expectRefused(refusedPrivate[i]!, `the endpoint URL ${r.because}${ALLOW_HINT}`);
     expectRefused(ftp, 'the endpoint URL must be https');
     expectRefused(garbage, 'the endpoint URL must be an absolute URL');
     expectRefused(userinfo, 'the endpoint URL must not carry credentials or a #fragment');
@@ -144,7 +151,15 @@ describe.each(ENGINES)('keyward webhook … on %s', (engine) => {
     const pending = await cliJson(env, ['webhook', 'deliveries', '--webhook', all.webhookId]);
     expect(pending).toEqual({
       deliveries: [
-        { messageId: expect.stringMatching(/^msg_[0-9a-f]{28}$/), type: 'connect.failed', createdAt: expect.stringMatching(TIME), status: 'pending', nextAttemptAt: expect.stringMatching(TIME), endedAt: null, attempts: [] },
+        {
+          messageId: expect.stringMatching(/^msg_[0-9a-f]{28}$/),
+          type: 'connect.failed',
+          createdAt: expect.stringMatching(TIME),
+          status: 'pending',
+          nextAttemptAt: expect.stringMatching(TIME),
+          endedAt: null,
+          attempts: [],
+        },
       ],
     });
     const [message] = pending.deliveries as { messageId: string }[];
@@ -254,4 +269,3 @@ describe.each(ENGINES)('keyward webhook … on %s', (engine) => {
     expect(await auditActions(some.webhookId)).toEqual(['webhook.added by cli', 'webhook.secret_rotated by cli', 'webhook.removed by cli']);
   });
 });
-

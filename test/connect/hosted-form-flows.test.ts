@@ -35,7 +35,7 @@ describe.each(ENGINES)('hosted form flows on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  it('refuses a POST without the cookie, with a wrong token, or with another form\'s token (403), storing nothing', async () => {
+  it("refuses a POST without the cookie, with a wrong token, or with another form's token (403), storing nothing", async () => {
     const form = await createForm(t.app, h, { externalUserId: 'u_csrf' });
     const other = await createForm(t.app, h, { externalUserId: 'u_csrf_other' });
     const visit = await openHostedForm(t.app, form.url);
@@ -119,10 +119,7 @@ describe.each(ENGINES)('hosted form flows on %s', (engine) => {
     for (let round = 0; round < 3; round++) {
       const externalUserId = `u_race_${round}`;
       const visit = await openHostedForm(t.app, (await createForm(t.app, h, { externalUserId })).url);
-      const responses = await Promise.all([
-        postHostedForm(t.app, visit, { apiKey: KEY_A }),
-        postHostedForm(t.app, visit, { apiKey: KEY_B }),
-      ]);
+      const responses = await Promise.all([postHostedForm(t.app, visit, { apiKey: KEY_A }), postHostedForm(t.app, visit, { apiKey: KEY_B })]);
       expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 410]);
       const winner = responses[0]!.statusCode === 200 ? KEY_A : KEY_B;
       expect(await credentialRows(t, tenant.serverId, externalUserId)).toHaveLength(1);
@@ -171,7 +168,9 @@ describe.each(ENGINES)('hosted form flows on %s', (engine) => {
 
     expect((await postHostedForm(t.app, visit, { token: ' acme-secret-token ', region: 'eu-west-1' })).statusCode).toBe(200);
     const read = await readEndUser(t.app, h, 'u_custom');
-    expect(read.body.credentials).toEqual([expect.objectContaining({ provider: 'acme-api', type: 'static', values: { token: 'acme-secret-token', region: 'eu-west-1' } })]);
+    expect(read.body.credentials).toEqual([
+      expect.objectContaining({ provider: 'acme-api', type: 'static', values: { token: 'acme-secret-token', region: 'eu-west-1' } }),
+    ]);
 
     // Leaving the optional field empty stores only what was typed.
     const bare = await openHostedForm(t.app, (await createForm(t.app, h, { externalUserId: 'u_custom_bare' }, 'acme-api')).url);

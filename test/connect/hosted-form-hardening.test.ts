@@ -8,7 +8,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomStaticProvider } from '../../src/services/providers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, fieldMessage, inputValue, readEndUser } from '../helpers/form-session.js';
-import { openHostedForm, postHostedForm, snapshotTables, type FormVisit } from '../helpers/hosted-form.js';
+import { type FormVisit, openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const GOOD_KEY = 'sk-proj-Good0123456789abcdefghij';
@@ -37,7 +37,7 @@ describe.each(ENGINES)('the hosted form against odd input on %s', (engine) => {
   it.each([
     ['a lone high surrogate', `${GOOD_KEY}\ud800`, 'u_high'],
     ['a lone low surrogate', `\udc00${GOOD_KEY}`, 'u_low'],
-  ])('refuses %s in a value with the field\'s message, storing nothing', async (_name, value, user) => {
+  ])("refuses %s in a value with the field's message, storing nothing", async (_name, value, user) => {
     const form = await createForm(t.app, h, { externalUserId: user });
     const visit = await openHostedForm(t.app, form.url);
     const before = await snapshotTables(t.ctx);

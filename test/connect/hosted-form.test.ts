@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, fieldMessage, inputValue, readEndUser } from '../helpers/form-session.js';
 import { openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';
-import { keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const GOOD_KEY = 'sk-proj-Good0123456789abcdefghij';
 const OPENAI_FIELDS = [
@@ -27,9 +27,9 @@ function expectAnonymousPage(response: { statusCode: number; body: string; heade
 }
 
 describe.each(ENGINES)('the hosted static form on %s', (engine) => {
-  let t: TestApp, tenant: Tenant, h: Record<string, string>;
+  let t: TestApp, h: Record<string, string>;
   beforeAll(async () => {
-    ({ t, tenant, headers: h } = await startWithTenant(engine));
+    ({ t, headers: h } = await startWithTenant(engine));
   });
   afterAll(() => t.close());
 

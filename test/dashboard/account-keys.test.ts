@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
+import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -30,7 +30,8 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   }
   const callApi = (accountKey: string, serverKey: string, headers: Record<string, string> = {}) =>
     t.app.inject({ method: 'GET', url: '/v1/end-users', headers: { authorization: `Bearer ${accountKey}`, 'x-service-key': serverKey, ...headers } });
-  const generate = (client: DashboardClient, fields: Record<string, string>) => client.submit(KEYS, KEYS, { environment: 'production', expiresAt: '', ...fields });
+  const generate = (client: DashboardClient, fields: Record<string, string>) =>
+    client.submit(KEYS, KEYS, { environment: 'production', expiresAt: '', ...fields });
 
   it('finds the page by its words, generates a key shown once that works, and revokes it with effect on the very next call', async () => {
     const { client, email, accountId, serverKey } = await newUser();
@@ -68,7 +69,9 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
     expect(view).toMatchObject({ label: 'Billing backend', environment: 'staging', createdBy: expect.stringMatching(/^user:/), expiresAt: null });
 
     const revokeUrl = `${KEYS}/${view!.id}/revoke`;
-    expect(list.body).toContain(`<form method="get" action="${revokeUrl}"><button type="submit" class="danger" aria-label="Revoke Billing backend">Revoke</button></form>`);
+    expect(list.body).toContain(
+      `<form method="get" action="${revokeUrl}"><button type="submit" class="danger" aria-label="Revoke Billing backend">Revoke</button></form>`,
+    );
     const confirm = await client.get(revokeUrl);
     expect(confirm.statusCode).toBe(200);
     expect(visible(confirm.body)).toContain(`Revoke key Billing backend (${hint})? Backends using it stop working at once.`);
@@ -126,7 +129,9 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
     const missing = await generate(client, { label: '   ', environment: 'development' });
     expect(missing.statusCode).toBe(422);
     expect(missing.body).toContain('<p class="error" id="field-label-error">Enter a label, such as the name of the backend that will use the key.</p>');
-    expect(missing.body).toMatch(/<input id="field-label" name="label" type="text" value="" required maxlength="100" aria-invalid="true" aria-describedby="field-label-hint field-label-error">/);
+    expect(missing.body).toMatch(
+      /<input id="field-label" name="label" type="text" value="" required maxlength="100" aria-invalid="true" aria-describedby="field-label-hint field-label-error">/,
+    );
     expect(missing.body).toContain('<option value="development" selected>Development</option>');
     expect(missing.body).not.toMatch(KEY_IN_PAGE);
 
@@ -165,7 +170,7 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
   it('refuses a POST without the CSRF token or with a wrong one: nothing created, nothing revoked', async () => {
     const { client, accountId, serverKey } = await newUser();
     const { keyId, key } = await createAccountKey(t.ctx, { accountId, label: 'Kept', actor: CLI_ACTOR });
-    for (const csrf of [undefined, 'forged', csrfOf((await client.get(KEYS)).body).slice(0, -1) + 'x']) {
+    for (const csrf of [undefined, 'forged', `${csrfOf((await client.get(KEYS)).body).slice(0, -1)}x`]) {
       const fields: Record<string, string> = csrf === undefined ? {} : { csrf };
       const create = await client.post(KEYS, { ...fields, label: 'Forged', environment: 'production' });
       expect(create.statusCode).toBe(403);
@@ -211,7 +216,9 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
     expect(view!.browserExposure?.origin).toBe('https://shop.example');
     const at = view!.browserExposure!.at;
     const page = visible((await client.get(KEYS)).body);
-    expect(page).toContain(`Leaky: Used from a browser at https://shop.example on ${at.slice(0, 10)} ${at.slice(11, 16)} UTC — revoke it and generate a new one.`);
+    expect(page).toContain(
+      `Leaky: Used from a browser at https://shop.example on ${at.slice(0, 10)} ${at.slice(11, 16)} UTC — revoke it and generate a new one.`,
+    );
   });
 
   it('revokes a key once when revocations race: one audit event, and every caller told the same time', async () => {
@@ -223,7 +230,12 @@ describe.each(ENGINES)('Developer → Account API Keys on %s', (engine) => {
       const results = await Promise.all([CLI_ACTOR, 'user:a', CLI_ACTOR, 'user:b'].map((actor) => revokeAccountKey(t.ctx, keyId, actor)));
       const [view] = (await listAccountKeys(t.ctx, accountId)).filter((k) => k.id === keyId);
       expect(new Set(results.map((r) => r.revokedAt))).toEqual(new Set([view!.revokedAt]));
-      const events = await t.ctx.store.db.selectFrom('audit_events').select('actor').where('target_id', '=', keyId).where('action', '=', 'account_key.revoked').execute();
+      const events = await t.ctx.store.db
+        .selectFrom('audit_events')
+        .select('actor')
+        .where('target_id', '=', keyId)
+        .where('action', '=', 'account_key.revoked')
+        .execute();
       expect(events.map((e) => e.actor)).toEqual([view!.revokedBy]);
     }
   });

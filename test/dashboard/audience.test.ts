@@ -9,9 +9,9 @@ import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../helpers/authorization-server.js';
-import { ENGINES } from '../helpers/databases.js';
+import { type AuthorizationServer, startAuthorizationServer } from '../helpers/authorization-server.js';
 import { csrfOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -45,8 +45,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     const page = `/dashboard/servers/${serverId}/audience`;
     return { client, userId, serverId, page, headers: keys({ accountKey: key, serverKey }) };
   }
-  const readEndUser = (headers: Record<string, string>, id: string) =>
-    t.app.inject({ method: 'GET', url: `/v1/end-users/${encodeURIComponent(id)}`, headers });
+  const readEndUser = (headers: Record<string, string>, id: string) => t.app.inject({ method: 'GET', url: `/v1/end-users/${encodeURIComponent(id)}`, headers });
 
   it('says a personal-mode server has no audience and links to its Overview', async () => {
     const { client, page, serverId } = await newUser('personal');
@@ -70,8 +69,12 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
 
     await connectStatic(t.app, headers, { externalUserId: 'alice', values: { apiKey: OPENAI_KEY, organizationId: 'org-audience01' } });
     await connectStatic(t.app, headers, { externalUserId: 'bob', values: { apiKey: OPENAI_KEY } });
-    await t.ctx.store.db.updateTable('credentials').set({ status: 'needs_reauth' }).where('provider', '=', 'openai')
-      .where('member_id', 'in', t.ctx.store.db.selectFrom('audience_members').select('id').where('external_user_id', '=', 'bob')).execute();
+    await t.ctx.store.db
+      .updateTable('credentials')
+      .set({ status: 'needs_reauth' })
+      .where('provider', '=', 'openai')
+      .where('member_id', 'in', t.ctx.store.db.selectFrom('audience_members').select('id').where('external_user_id', '=', 'bob'))
+      .execute();
     const listed = await client.get(page);
     const text = visible(listed.body, ' ');
     expect(text).toContain('External user id Added Updated Provider Type Status Connected Credential updated Actions');
@@ -136,7 +139,12 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     const read = await readEndUser(headers, 'alice');
     expect(read.statusCode).toBe(200);
     expect(read.json().credentials).toEqual([]);
-    const audit = await t.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'credential.revoked').where('actor', '=', `user:${userId}`).execute();
+    const audit = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('action', '=', 'credential.revoked')
+      .where('actor', '=', `user:${userId}`)
+      .execute();
     expect(audit).toHaveLength(1);
     expect((await client.get(`${page}/revoke?externalUserId=alice&provider=openai`)).statusCode).toBe(404);
   });
@@ -145,8 +153,15 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     const { client, serverId, page, headers } = await newUser();
     const providers = `/dashboard/servers/${serverId}/providers`;
     const added = await client.submit(providers, `${providers}/custom-oauth`, {
-      oauthSlug: 'acme', oauthName: 'Acme', authorizationUrl: as.authorizationUrl, tokenUrl: as.tokenUrl, revocationUrl: as.revocationUrl,
-      oauthClientId: as.clients.basic.id, oauthClientSecret: as.clients.basic.secret, oauthScopes: 'api:read', tokenAuth: 'client_secret_basic',
+      oauthSlug: 'acme',
+      oauthName: 'Acme',
+      authorizationUrl: as.authorizationUrl,
+      tokenUrl: as.tokenUrl,
+      revocationUrl: as.revocationUrl,
+      oauthClientId: as.clients.basic.id,
+      oauthClientSecret: as.clients.basic.secret,
+      oauthScopes: 'api:read',
+      tokenAuth: 'client_secret_basic',
     });
     expect(added.statusCode).toBe(303);
     const start = await t.app.inject({ method: 'POST', url: '/v1/oauth/acme/start', headers, payload: { externalUserId: 'carol' } });

@@ -10,8 +10,8 @@ import { recordAudit } from '../../src/services/audit.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, rotateServerKey, setServerMode } from '../../src/services/servers.js';
-import { ENGINES } from '../helpers/databases.js';
 import { csrfOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const KEYS = '/dashboard/developer/api-keys';
@@ -51,8 +51,12 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     expect(page.body).toContain('<th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Server</th>');
     const [revoked, generated, ...rest] = rows(page.body);
     expect(rest).toEqual([]);
-    expect(revoked).toMatch(new RegExp(`^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC ${email} Revoked account API key Deploy bot \\(service_acct_…[0-9a-f]{4}\\) —$`));
-    expect(generated).toMatch(new RegExp(`^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC ${email} Generated account API key Deploy bot \\(service_acct_…[0-9a-f]{4}\\) —$`));
+    expect(revoked).toMatch(
+      new RegExp(`^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC ${email} Revoked account API key Deploy bot \\(service_acct_…[0-9a-f]{4}\\) —$`),
+    );
+    expect(generated).toMatch(
+      new RegExp(`^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC ${email} Generated account API key Deploy bot \\(service_acct_…[0-9a-f]{4}\\) —$`),
+    );
     expect(page.body).not.toMatch(/service_acct_[0-9a-f]{8}/);
 
     const other = await newUser();
@@ -81,19 +85,34 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     t.clock.advance(1);
     const at = iso(t.clock.now());
     await recordAudit(t.ctx, {
-      accountId, serverId, actor: 'end_user:cfs_1', action: 'credential.connected', targetId: 'cred_1',
-      detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' }, at,
+      accountId,
+      serverId,
+      actor: 'end_user:cfs_1',
+      action: 'credential.connected',
+      targetId: 'cred_1',
+      detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' },
+      at,
     });
     t.clock.advance(1);
     await recordAudit(t.ctx, {
-      accountId, serverId, actor: `api:${keyId}`, action: 'credential.revoked', targetId: 'cred_1',
-      detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' }, at: iso(t.clock.now()),
+      accountId,
+      serverId,
+      actor: `api:${keyId}`,
+      action: 'credential.revoked',
+      targetId: 'cred_1',
+      detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' },
+      at: iso(t.clock.now()),
     });
     // A dashboard user the account no longer has (or never had): named without a lookup elsewhere.
     t.clock.advance(1);
     await recordAudit(t.ctx, {
-      accountId, serverId, actor: 'user:usr_gone', action: 'credential.revoked', targetId: 'cred_1',
-      detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' }, at: iso(t.clock.now()),
+      accountId,
+      serverId,
+      actor: 'user:usr_gone',
+      action: 'credential.revoked',
+      targetId: 'cred_1',
+      detail: { provider: 'openai', externalUserId: 'user-<42>', type: 'static' },
+      at: iso(t.clock.now()),
     });
 
     const page = await client.get('/dashboard/audit');

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_SECONDS, MAX_SIGN_IN_ATTEMPTS } from '../../src/services/sign-in-attempts.js';
-import { ENGINES } from '../helpers/databases.js';
 import { csrfOf, DashboardClient, signUpUser, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -66,7 +66,11 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     expect(client.cookies.has('keyward_session')).toBe(false);
     const page = await client.get(first.headers.location as string);
     expect(visible(page.body)).toContain('Sign in with the email and password you just entered.');
-    const second = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { accountName: 'Other', email: 'twice@acme.example', password: 'another password' });
+    const second = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', {
+      accountName: 'Other',
+      email: 'twice@acme.example',
+      password: 'another password',
+    });
     expect(second.statusCode).toBe(303);
     expect(second.headers.location).toBe('/dashboard/sign-in?notice=signed-up');
     expect(await t.ctx.store.db.selectFrom('account_users').select('id').where('email', '=', 'twice@acme.example').execute()).toHaveLength(1);
@@ -117,7 +121,9 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     // The last attempt of the window is still checked, and says that the next ones will not be.
     const last = await signIn(client, 'locked@acme.example', 'last guess');
     expect(last.statusCode).toBe(401);
-    expect(visible(last.body)).toMatch(/That email and password do not match an account\. Too many failed sign-ins for this email: try again after \d\d:\d\d UTC\./);
+    expect(visible(last.body)).toMatch(
+      /That email and password do not match an account\. Too many failed sign-ins for this email: try again after \d\d:\d\d UTC\./,
+    );
     const locked = await signIn(client, 'locked@acme.example', PASSWORD);
     expect(locked.statusCode).toBe(429);
     expect(visible(locked.body)).toMatch(/Too many failed sign-ins for this email\. Try again after \d\d:\d\d UTC\./);
@@ -154,7 +160,11 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     const noToken = await client.post('/dashboard/sign-in', { email: 'csrf@acme.example', password: PASSWORD });
     const wrongToken = await client.post('/dashboard/sign-in', { csrf: `${csrfOf(page.body)}x`, email: 'csrf@acme.example', password: PASSWORD });
     // A cross-site form has the token of no nonce cookie of this browser.
-    const otherBrowser = await new DashboardClient(t.app).post('/dashboard/sign-in', { csrf: csrfOf(page.body), email: 'csrf@acme.example', password: PASSWORD });
+    const otherBrowser = await new DashboardClient(t.app).post('/dashboard/sign-in', {
+      csrf: csrfOf(page.body),
+      email: 'csrf@acme.example',
+      password: PASSWORD,
+    });
     const signUp = await new DashboardClient(t.app).post('/dashboard/sign-up', { accountName: 'X', email: 'new@acme.example', password: PASSWORD });
     for (const response of [noToken, wrongToken, otherBrowser, signUp]) {
       expect(response.statusCode).toBe(403);

@@ -6,7 +6,7 @@
  * Schemas do not touch storage, so one engine is enough.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hiddenFieldsOf, newSignedInUser, visible, type DashboardClient } from '../helpers/dashboard-session.js';
+import { type DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const SERVERS = '/dashboard/servers';

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
-import { ENGINES } from '../helpers/databases.js';
 import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -58,10 +58,11 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(empty.statusCode).toBe(200);
     expect(empty.headers['content-security-policy']).toContain("script-src 'self'");
     expect(empty.body).not.toMatch(/<script>|\son[a-z]+="/);
-    expect(empty.body).toContain('<a href="' + page + '" aria-current="page">Providers</a>');
+    expect(empty.body).toContain(`<a href="${page}" aria-current="page">Providers</a>`);
     expect(visible(empty.body, ' ')).toContain('No providers enabled yet. Enable one from the catalog below, or add a custom provider.');
     expect(visible(empty.body, ' ')).toContain('Register this callback URL in it: http://keyward.test/oauth/callback');
-    for (const heading of ['Enable a provider', 'Add a custom OAuth provider', 'Add a custom static provider']) expect(empty.body).toContain(`>${heading}</h2>`);
+    for (const heading of ['Enable a provider', 'Add a custom OAuth provider', 'Add a custom static provider'])
+      expect(empty.body).toContain(`>${heading}</h2>`);
     expect(empty.body).toContain('<option value="github">GitHub (OAuth)</option>');
     expect(empty.body).toContain('<option value="openai">OpenAI (static API key)</option>');
     expect(empty.body).toMatch(/<input id="field-clientSecret" name="clientSecret" type="password"/);
@@ -84,7 +85,9 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     const refused = await enable(client, page, { provider: 'github', clientSecret: 'gh-typed-secret-31d7', scopes: 'repo, read:user' });
     expect(refused.statusCode).toBe(422);
     expect(errorBeside(refused.body, 'clientId')).toBe('GitHub is an OAuth provider: give the OAuth client id and secret of your app.');
-    expect(refused.body).toMatch(/<input id="field-clientId" name="clientId" type="text" value="" autocomplete="off" aria-invalid="true" aria-describedby="field-clientId-hint field-clientId-error">/);
+    expect(refused.body).toMatch(
+      /<input id="field-clientId" name="clientId" type="text" value="" autocomplete="off" aria-invalid="true" aria-describedby="field-clientId-hint field-clientId-error">/,
+    );
     expect(errorBeside(refused.body, 'clientSecret')).toBeNull();
     expect(refused.body).toContain('<option value="github" selected>GitHub (OAuth)</option>');
     expect(refused.body).toContain('value="repo, read:user"');
@@ -104,7 +107,12 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     const listed = await client.get(page);
     expect(visible(listed.body, ' ')).toMatch(/GitHub github OAuth Iv1\.gh-client repo read:user \d{4}-/);
     expect(listed.body).not.toContain('gh-typed-secret-31d7');
-    const row = await t.ctx.store.db.selectFrom('server_providers').selectAll().where('server_id', '=', serverId).where('provider', '=', 'github').executeTakeFirstOrThrow();
+    const row = await t.ctx.store.db
+      .selectFrom('server_providers')
+      .selectAll()
+      .where('server_id', '=', serverId)
+      .where('provider', '=', 'github')
+      .executeTakeFirstOrThrow();
     expect(row.client_id).toBe('Iv1.gh-client');
     expect(Buffer.from(row.client_secret!).toString('latin1')).not.toContain('gh-typed-secret-31d7');
 
@@ -160,10 +168,16 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(builtIn.statusCode).toBe(422);
     expect(errorBeside(builtIn.body, 'staticSlug')).toBe('"openai" is a built-in provider: enable it instead, or pick another slug.');
 
-    const badFields = await client.submit(page, `${page}/custom-static`, { staticSlug: 'acme-crm', staticName: 'Acme CRM', fields: 'apiKey:API key:secret\nregion:Region:secrit' });
+    const badFields = await client.submit(page, `${page}/custom-static`, {
+      staticSlug: 'acme-crm',
+      staticName: 'Acme CRM',
+      fields: 'apiKey:API key:secret\nregion:Region:secrit',
+    });
     expect(badFields.statusCode).toBe(422);
     expect(errorBeside(badFields.body, 'fields')).toBe('Line 2: field "region:Region:secrit": "secrit" is neither secret nor optional.');
-    expect(badFields.body).toContain('aria-invalid="true" aria-describedby="field-fields-hint field-fields-error">apiKey:API key:secret\nregion:Region:secrit</textarea>');
+    expect(badFields.body).toContain(
+      'aria-invalid="true" aria-describedby="field-fields-hint field-fields-error">apiKey:API key:secret\nregion:Region:secrit</textarea>',
+    );
     expect(badFields.body).toContain('value="Acme CRM"');
 
     const noFields = await client.submit(page, `${page}/custom-static`, { staticSlug: 'acme-crm', staticName: '', fields: '  \n' });
@@ -177,7 +191,10 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     const posts: [string, Record<string, string>][] = [
       [page, { provider: 'openai' }],
       [`${page}/custom-static`, { staticSlug: 'acme-crm', fields: 'apiKey:API key:secret' }],
-      [`${page}/custom-oauth`, { oauthSlug: 'acme-sso', authorizationUrl: 'https://a.example/a', tokenUrl: 'https://a.example/t', oauthClientId: 'x', oauthClientSecret: 'y' }],
+      [
+        `${page}/custom-oauth`,
+        { oauthSlug: 'acme-sso', authorizationUrl: 'https://a.example/a', tokenUrl: 'https://a.example/t', oauthClientId: 'x', oauthClientSecret: 'y' },
+      ],
     ];
     for (const [action, fields] of posts) {
       const missing = await client.post(action, fields);
@@ -199,7 +216,10 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     const posts: [string, Record<string, string>][] = [
       [owner.page, { provider: 'openai' }],
       [`${owner.page}/custom-static`, { staticSlug: 'acme-crm', fields: 'apiKey:API key:secret' }],
-      [`${owner.page}/custom-oauth`, { oauthSlug: 'acme-sso', authorizationUrl: 'https://a.example/a', tokenUrl: 'https://a.example/t', oauthClientId: 'x', oauthClientSecret: 'y' }],
+      [
+        `${owner.page}/custom-oauth`,
+        { oauthSlug: 'acme-sso', authorizationUrl: 'https://a.example/a', tokenUrl: 'https://a.example/t', oauthClientId: 'x', oauthClientSecret: 'y' },
+      ],
     ];
     for (const [action, fields] of posts) expect((await other.client.post(action, { csrf, ...fields })).statusCode).toBe(404);
     expect((await other.client.get('/dashboard/servers/srv_unknown/providers')).statusCode).toBe(404);

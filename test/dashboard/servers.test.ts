@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { listRedirectUris } from '../../src/services/servers.js';
-import { ENGINES } from '../helpers/databases.js';
 import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -61,7 +61,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
     expect(text).toContain('Copy it now: it will not be shown again.');
     expect(response.body).toContain('data-copy="shown-once-value">Copy</button>');
     expect(response.body).toContain('<h1>Production &lt;EU&gt;</h1>');
-    expect(response.body).toContain('<a href="/dashboard/servers/' + serverId + '" aria-current="page">Overview</a>');
+    expect(response.body).toContain(`<a href="/dashboard/servers/${serverId}" aria-current="page">Overview</a>`);
 
     expect((await callApi(accountKey, serverKey)).statusCode).toBe(200);
 

@@ -8,8 +8,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/services/accounts.js';
 import { MAX_SIGN_IN_ATTEMPTS } from '../../src/services/sign-in-attempts.js';
-import { ENGINES } from '../helpers/databases.js';
 import { csrfOf, DashboardClient, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { startSecondNode, startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -64,7 +64,10 @@ describe.each(ENGINES)('sign-in limits on %s', (engine) => {
   it('does not check the right password sent last after nineteen wrong ones at once', async () => {
     await addUser('race19@acme.example');
     const post = await signInForm(t.app);
-    const answers = await Promise.all([...Array.from({ length: 19 }, (_, i) => post('race19@acme.example', `guess ${i}`)), post('race19@acme.example', PASSWORD)]);
+    const answers = await Promise.all([
+      ...Array.from({ length: 19 }, (_, i) => post('race19@acme.example', `guess ${i}`)),
+      post('race19@acme.example', PASSWORD),
+    ]);
     const counted = tally(answers);
     expect(counted.wrong + counted.signedIn).toBeLessThanOrEqual(MAX_SIGN_IN_ATTEMPTS);
     expect(counted.locked).toBeGreaterThanOrEqual(20 - MAX_SIGN_IN_ATTEMPTS);

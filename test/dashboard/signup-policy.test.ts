@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SignupPolicy } from '../../src/config.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
-import { ENGINES } from '../helpers/databases.js';
 import { csrfOf, DashboardClient, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';

@@ -11,8 +11,8 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
 import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events.js';
+import { csrfOf, type DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
-import { csrfOf, hiddenFieldsOf, newSignedInUser, visible, type DashboardClient } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { messageStatus, writeAndDeliver } from '../helpers/webhook-history.js';
 import { startWebhookReceiver, verifiedEvent, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -195,7 +195,9 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
     const { webhookId, secret: oldSecret } = await added(client, serverId, receiver.url);
     const endpointPage = `${tab(serverId)}/${webhookId}`;
     const page = await client.get(endpointPage);
-    expect(page.body).toContain(`<form method="get" action="${endpointPage}/rotate-secret"><button type="submit" class="secondary">Rotate secret</button></form>`);
+    expect(page.body).toContain(
+      `<form method="get" action="${endpointPage}/rotate-secret"><button type="submit" class="secondary">Rotate secret</button></form>`,
+    );
 
     const confirm = await client.get(`${endpointPage}/rotate-secret`);
     expect(confirm.statusCode).toBe(200);
@@ -203,12 +205,20 @@ describe.each(ENGINES)('the Webhooks tab on %s', (engine) => {
     expect(confirm.body).toContain('<label for="field-grace">Grace period</label>');
     expect(confirm.body).toContain('<option value="86400" selected>24 hours</option>');
 
-    const badGrace = await postFields(client, `${endpointPage}/rotate-secret`, await formOf(client, `${endpointPage}/rotate-secret`, `${endpointPage}/rotate-secret`, [['grace', '5']]));
+    const badGrace = await postFields(
+      client,
+      `${endpointPage}/rotate-secret`,
+      await formOf(client, `${endpointPage}/rotate-secret`, `${endpointPage}/rotate-secret`, [['grace', '5']]),
+    );
     expect(badGrace.statusCode).toBe(422);
     expect(badGrace.body).toContain('<p class="error" id="field-grace-error">Choose a grace period from the list.</p>');
     expect(await secretRows(webhookId)).toHaveLength(1);
 
-    const rotated = await postFields(client, `${endpointPage}/rotate-secret`, await formOf(client, `${endpointPage}/rotate-secret`, `${endpointPage}/rotate-secret`, [['grace', '3600']]));
+    const rotated = await postFields(
+      client,
+      `${endpointPage}/rotate-secret`,
+      await formOf(client, `${endpointPage}/rotate-secret`, `${endpointPage}/rotate-secret`, [['grace', '3600']]),
+    );
     expect(rotated.statusCode).toBe(200);
     expect(visible(rotated.body)).toContain('The signing secret was rotated.');
     expect(visible(rotated.body)).toContain('New signing secret');

@@ -12,7 +12,7 @@ import { createAccountKey, revokeAccountKey } from '../../src/services/account-k
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, rotateServerKey } from '../../src/services/servers.js';
-import { createTenant, startTestApp, type TestApp, type Tenant } from './test-app.js';
+import { createTenant, startTestApp, type Tenant, type TestApp } from './test-app.js';
 
 export const STEPS: Record<number, { status: number; code: string }> = {
   1: { status: 403, code: 'browser_access_forbidden' },
@@ -100,8 +100,7 @@ export async function createAuthFixture(t: TestApp, rateLimitPerMinute: number):
   await enableProvider(ctx, { serverId: original.serverId, slug: 'github', clientId: 'gh-matrix', clientSecret: 'gh-matrix-secret', actor: CLI_ACTOR });
   const current = await rotateServerKey(ctx, original.serverId, 86_400, CLI_ACTOR);
   const tenant: Tenant = { ...original, serverKey: current.serverKey };
-  const accountKey = async (expiresAt?: string) =>
-    createAccountKey(ctx, { accountId: tenant.accountId, label: 'matrix', expiresAt, actor: CLI_ACTOR });
+  const accountKey = async (expiresAt?: string) => createAccountKey(ctx, { accountId: tenant.accountId, label: 'matrix', expiresAt, actor: CLI_ACTOR });
   const inAMinute = new Date(clock.now().getTime() + 60_000).toISOString();
   const expired = await accountKey(inAMinute);
   const revokedAndExpired = await accountKey(inAMinute);
@@ -192,12 +191,20 @@ const both = (f: AuthFixture, accountKey = f.tenant.accountKey, serverKey = f.te
 export const GUARD_CASES: GuardCase[] = [
   { step: 1, title: 'an Origin header on an otherwise valid request', request: (f) => ({ headers: { ...both(f), origin: 'https://app.example' } }) },
   { step: 1, title: 'the OPTIONS method', request: (f) => ({ method: 'OPTIONS', headers: both(f) }) },
-  { step: 2, title: 'Authorization sent twice', request: (f) => ({ headers: { ...both(f), authorization: [bearer(f.tenant.accountKey), bearer(f.tenant.accountKey)] } }) },
+  {
+    step: 2,
+    title: 'Authorization sent twice',
+    request: (f) => ({ headers: { ...both(f), authorization: [bearer(f.tenant.accountKey), bearer(f.tenant.accountKey)] } }),
+  },
   { step: 2, title: 'x-service-key sent twice', request: (f) => ({ headers: { ...both(f), 'x-service-key': [f.tenant.serverKey, f.tenant.serverKey] } }) },
   { step: 3, title: 'no Authorization header', request: (f) => ({ headers: { 'x-service-key': f.tenant.serverKey } }) },
-  { step: 3, title: 'the Basic scheme', request: (f) => ({ headers: { ...both(f), authorization: `Basic ${Buffer.from(`${f.tenant.accountKey}:`).toString('base64')}` } }) },
+  {
+    step: 3,
+    title: 'the Basic scheme',
+    request: (f) => ({ headers: { ...both(f), authorization: `Basic ${Buffer.from(`${f.tenant.accountKey}:`).toString('base64')}` } }),
+  },
   { step: 3, title: 'the key without a scheme', request: (f) => ({ headers: { ...both(f), authorization: f.tenant.accountKey } }) },
-  { step: 4, title: 'the keys in each other\'s headers', request: (f) => ({ headers: both(f, f.tenant.serverKey, f.tenant.accountKey) }) },
+  { step: 4, title: "the keys in each other's headers", request: (f) => ({ headers: both(f, f.tenant.serverKey, f.tenant.accountKey) }) },
   { step: 4, title: 'the server key as the Bearer value', request: (f) => ({ headers: both(f, f.tenant.serverKey) }) },
   { step: 4, title: 'an account key in x-service-key', request: (f) => ({ headers: both(f, f.tenant.accountKey, f.neverIssuedAccountKey) }) },
   { step: 5, title: 'an account key with a wrong checksum', request: (f) => ({ headers: both(f, withBadChecksum(f.tenant.accountKey)) }) },
@@ -220,22 +227,56 @@ export const GUARD_CASES: GuardCase[] = [
 export const PRECEDENCE_CASES: GuardCase[] = [
   { step: 1, title: 'an Origin and no keys at all', request: () => ({ headers: { origin: 'https://app.example' } }) },
   { step: 1, title: 'OPTIONS and no keys at all', request: () => ({ method: 'OPTIONS', headers: {} }) },
-  { step: 1, title: 'an Origin, Authorization twice and swapped keys', request: (f) => ({ headers: { origin: 'https://app.example', authorization: [bearer(f.tenant.serverKey), bearer(f.tenant.serverKey)], 'x-service-key': f.tenant.accountKey } }) },
-  { step: 2, title: 'Authorization twice and swapped keys', request: (f) => ({ headers: { authorization: [bearer(f.tenant.serverKey), bearer(f.tenant.serverKey)], 'x-service-key': f.tenant.accountKey } }) },
+  {
+    step: 1,
+    title: 'an Origin, Authorization twice and swapped keys',
+    request: (f) => ({
+      headers: { origin: 'https://app.example', authorization: [bearer(f.tenant.serverKey), bearer(f.tenant.serverKey)], 'x-service-key': f.tenant.accountKey },
+    }),
+  },
+  {
+    step: 2,
+    title: 'Authorization twice and swapped keys',
+    request: (f) => ({ headers: { authorization: [bearer(f.tenant.serverKey), bearer(f.tenant.serverKey)], 'x-service-key': f.tenant.accountKey } }),
+  },
   { step: 2, title: 'x-service-key twice and no Authorization', request: (f) => ({ headers: { 'x-service-key': [f.tenant.serverKey, f.tenant.serverKey] } }) },
   { step: 3, title: 'no Authorization and an account key in x-service-key', request: (f) => ({ headers: { 'x-service-key': f.tenant.accountKey } }) },
   { step: 4, title: 'the server key as Bearer and no x-service-key', request: (f) => ({ headers: { authorization: bearer(f.tenant.serverKey) } }) },
-  { step: 4, title: 'a malformed Bearer value and an account key in x-service-key', request: (f) => ({ headers: both(f, 'service_acct_zz', f.tenant.accountKey) }) },
+  {
+    step: 4,
+    title: 'a malformed Bearer value and an account key in x-service-key',
+    request: (f) => ({ headers: both(f, 'service_acct_zz', f.tenant.accountKey) }),
+  },
   { step: 5, title: 'a bad checksum and no x-service-key', request: (f) => ({ headers: { authorization: bearer(withBadChecksum(f.tenant.accountKey)) } }) },
   { step: 6, title: 'a revoked account key and no x-service-key', request: (f) => ({ headers: { authorization: bearer(f.revokedAccountKey) } }) },
-  { step: 7, title: 'a never-issued account key and a malformed server key', request: (f) => ({ headers: both(f, f.neverIssuedAccountKey, withBadChecksum(f.tenant.serverKey)) }) },
-  { step: 8, title: 'a never-issued account key and a personal-mode server', request: (f) => ({ headers: both(f, f.neverIssuedAccountKey, f.personalServerKey) }) },
+  {
+    step: 7,
+    title: 'a never-issued account key and a malformed server key',
+    request: (f) => ({ headers: both(f, f.neverIssuedAccountKey, withBadChecksum(f.tenant.serverKey)) }),
+  },
+  {
+    step: 8,
+    title: 'a never-issued account key and a personal-mode server',
+    request: (f) => ({ headers: both(f, f.neverIssuedAccountKey, f.personalServerKey) }),
+  },
   { step: 9, title: 'a revoked account key and a personal-mode server', request: (f) => ({ headers: both(f, f.revokedAccountKey, f.personalServerKey) }) },
   { step: 9, title: 'a key both revoked and expired', request: (f) => ({ headers: both(f, f.revokedAndExpiredAccountKey) }) },
-  { step: 10, title: 'an expired account key and a never-issued server key', request: (f) => ({ headers: both(f, f.expiredAccountKey, f.neverIssuedServerKey) }) },
-  { step: 10, title: 'an expired account key and another account\'s server', request: (f) => ({ headers: both(f, f.expiredAccountKey, f.otherAccountServerKey) }) },
-  { step: 12, title: 'a rotated-out key of another account\'s server', request: (f) => ({ headers: both(f, f.tenant.accountKey, f.otherAccountRotatedOutServerKey) }) },
-  { step: 13, title: 'another account\'s personal-mode server', request: (f) => ({ headers: both(f, f.tenant.accountKey, f.otherAccountPersonalServerKey) }) },
+  {
+    step: 10,
+    title: 'an expired account key and a never-issued server key',
+    request: (f) => ({ headers: both(f, f.expiredAccountKey, f.neverIssuedServerKey) }),
+  },
+  {
+    step: 10,
+    title: "an expired account key and another account's server",
+    request: (f) => ({ headers: both(f, f.expiredAccountKey, f.otherAccountServerKey) }),
+  },
+  {
+    step: 12,
+    title: "a rotated-out key of another account's server",
+    request: (f) => ({ headers: both(f, f.tenant.accountKey, f.otherAccountRotatedOutServerKey) }),
+  },
+  { step: 13, title: "another account's personal-mode server", request: (f) => ({ headers: both(f, f.tenant.accountKey, f.otherAccountPersonalServerKey) }) },
 ];
 
 export function send(app: FastifyInstance, route: MatrixRoute, request: GuardRequest, extra: Partial<InjectOptions> = {}) {
@@ -276,7 +317,9 @@ export function expectRefusal(response: Answer, step: number, f: AuthFixture, se
   expect(response.headers['x-request-id']).toMatch(GENERATED_REQUEST_ID);
   expect(response.headers['ratelimit-policy']).toBe(`"default";q=${f.rateLimitPerMinute};w=60`);
   if (expected.status === 401) {
-    expect(response.headers['www-authenticate']).toBe(INVALID_TOKEN_STEPS.has(step) ? 'Bearer realm="keyward", error="invalid_token"' : 'Bearer realm="keyward"');
+    expect(response.headers['www-authenticate']).toBe(
+      INVALID_TOKEN_STEPS.has(step) ? 'Bearer realm="keyward", error="invalid_token"' : 'Bearer realm="keyward"',
+    );
   } else {
     expect(response.headers['www-authenticate']).toBeUndefined();
   }

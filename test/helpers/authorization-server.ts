@@ -38,8 +38,16 @@ export interface AuthorizationServer {
 
 // oidc-provider and koa ship no type declarations (and @types/* are not installed): the little we touch.
 interface Ctx {
-  method: string; path: string; req: IncomingMessage; res: ServerResponse; status: number; type: string;
-  body: unknown; respond: boolean; oidc?: any; redirect(url: string): void;
+  method: string;
+  path: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  status: number;
+  type: string;
+  body: unknown;
+  respond: boolean;
+  oidc?: any;
+  redirect(url: string): void;
 }
 interface Provider {
   use(fn: (ctx: Ctx, next: () => Promise<void>) => Promise<void>): void;
@@ -47,7 +55,11 @@ interface Provider {
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
   interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<any>;
   interactionResult(req: IncomingMessage, res: ServerResponse, result: object, opts?: object): Promise<string>;
-  silent: boolean; Grant: any; AccessToken: any; RefreshToken: any; AuthorizationCode: any;
+  silent: boolean;
+  Grant: any;
+  AccessToken: any;
+  RefreshToken: any;
+  AuthorizationCode: any;
 }
 interface OidcProviderModule {
   default: new (issuer: string, configuration: object) => Provider;
@@ -63,7 +75,11 @@ function loadOidcProvider(): Promise<OidcProviderModule> {
       if (!String(args[0]).includes('oidc-provider WARNING: Unsupported runtime')) warn.apply(console, args);
     };
     const specifier = 'oidc-provider'; // a variable, so tsc does not look for the missing declarations
-    try { return (await import(specifier)) as OidcProviderModule; } finally { console.warn = warn; }
+    try {
+      return (await import(specifier)) as OidcProviderModule;
+    } finally {
+      console.warn = warn;
+    }
   })();
   return loading;
 }
@@ -83,13 +99,30 @@ function memoryAdapter() {
   const keysWhere = (model: string, field: string, value: unknown) =>
     [...store].filter(([key, { payload }]) => key.startsWith(`${model}:`) && payload[field] === value).map(([key]) => key);
   return (model: string) => ({
-    async upsert(id: string, payload: object, expiresIn?: number) { store.set(`${model}:${id}`, { payload, expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Infinity }); },
-    async find(id: string) { return live(`${model}:${id}`); },
-    async findByUid(uid: string) { const [key] = keysWhere(model, 'uid', uid); return key && live(key); },
-    async findByUserCode(code: string) { const [key] = keysWhere(model, 'userCode', code); return key && live(key); },
-    async consume(id: string) { const payload = live(`${model}:${id}`); if (payload) payload.consumed = Math.floor(Date.now() / 1000); },
-    async destroy(id: string) { store.delete(`${model}:${id}`); },
-    async revokeByGrantId(grantId: string) { for (const key of keysWhere(model, 'grantId', grantId)) store.delete(key); },
+    async upsert(id: string, payload: object, expiresIn?: number) {
+      store.set(`${model}:${id}`, { payload, expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Infinity });
+    },
+    async find(id: string) {
+      return live(`${model}:${id}`);
+    },
+    async findByUid(uid: string) {
+      const [key] = keysWhere(model, 'uid', uid);
+      return key && live(key);
+    },
+    async findByUserCode(code: string) {
+      const [key] = keysWhere(model, 'userCode', code);
+      return key && live(key);
+    },
+    async consume(id: string) {
+      const payload = live(`${model}:${id}`);
+      if (payload) payload.consumed = Math.floor(Date.now() / 1000);
+    },
+    async destroy(id: string) {
+      store.delete(`${model}:${id}`);
+    },
+    async revokeByGrantId(grantId: string) {
+      for (const key of keysWhere(model, 'grantId', grantId)) store.delete(key);
+    },
   });
 }
 
@@ -112,8 +145,12 @@ export async function startAuthorizationServer(options: {
   const secret = () => randomBytes(24).toString('base64url');
   const clients = { basic: { id: 'keyward-basic', secret: secret() }, post: { id: 'keyward-post', secret: secret() } };
   const client = (c: { id: string; secret: string }, method: string) => ({
-    client_id: c.id, client_secret: c.secret, token_endpoint_auth_method: method,
-    grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: [options.redirectUri],
+    client_id: c.id,
+    client_secret: c.secret,
+    token_endpoint_auth_method: method,
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: [options.redirectUri],
   });
   // Our own key (RS256 is every client's default id_token alg): otherwise oidc-provider warns about its dev keys.
   const signingKey = { ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), use: 'sig', kid: 'test' };
@@ -132,28 +169,47 @@ export async function startAuthorizationServer(options: {
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
     // Explicit TTLs and error page: the defaults log a "you SHOULD change it" notice when first used.
     ttl: {
-      AccessToken: options.accessTokenTtlSeconds ?? 3600, AuthorizationCode: 60, IdToken: 3600,
-      RefreshToken: 14 * 86400, Interaction: 3600, Session: 14 * 86400, Grant: 14 * 86400,
+      AccessToken: options.accessTokenTtlSeconds ?? 3600,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      RefreshToken: 14 * 86400,
+      Interaction: 3600,
+      Session: 14 * 86400,
+      Grant: 14 * 86400,
     },
-    renderError: async (ctx: Ctx, out: object) => { ctx.body = out; }, // JSON: approve() quotes it in its errors
+    renderError: async (ctx: Ctx, out: object) => {
+      ctx.body = out;
+    }, // JSON: approve() quotes it in its errors
     features: {
       devInteractions: { enabled: false },
       introspection: { enabled: true, allowedPolicy: async () => true },
       // Same rule as the default policy (a client revokes only its own tokens), without its notice.
-      revocation: { enabled: true, allowedPolicy: async (_ctx: unknown, c: any, token: any) => {
-        if (token.clientId === c.clientId) return true;
-        throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
-      } },
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx: unknown, c: any, token: any) => {
+          if (token.clientId === c.clientId) return true;
+          throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
     },
   });
   provider.silent = true; // koa: do not print errors thrown by middleware
 
   // oidc-provider's default routes.
   const server: AuthorizationServer = {
-    issuer, authorizationUrl: `${issuer}/auth`, tokenUrl: `${issuer}/token`,
-    revocationUrl: `${issuer}/token/revocation`, introspectionUrl: `${issuer}/token/introspection`, clients,
-    grants: { authorization_code: 0, refresh_token: 0 }, tokenRequests: { authorization_code: 0, refresh_token: 0 },
-    tokenEndpoint: 'normal', isActive, revoke, approve, close,
+    issuer,
+    authorizationUrl: `${issuer}/auth`,
+    tokenUrl: `${issuer}/token`,
+    revocationUrl: `${issuer}/token/revocation`,
+    introspectionUrl: `${issuer}/token/introspection`,
+    clients,
+    grants: { authorization_code: 0, refresh_token: 0 },
+    tokenRequests: { authorization_code: 0, refresh_token: 0 },
+    tokenEndpoint: 'normal',
+    isActive,
+    revoke,
+    approve,
+    close,
   };
   const count = (into: Record<GrantType, number>, grantType: unknown) => {
     if (grantType === 'authorization_code' || grantType === 'refresh_token') into[grantType] += 1;
@@ -165,7 +221,11 @@ export async function startAuthorizationServer(options: {
     const mode = server.tokenEndpoint;
     if (mode === 'normal') {
       // The body is parsed by oidc-provider inside next(); count afterwards, even when the request failed.
-      try { await next(); } finally { count(server.tokenRequests, ctx.oidc?.params?.grant_type ?? ctx.oidc?.body?.grant_type); }
+      try {
+        await next();
+      } finally {
+        count(server.tokenRequests, ctx.oidc?.params?.grant_type ?? ctx.oidc?.body?.grant_type);
+      }
       return;
     }
     count(server.tokenRequests, (await readBody(ctx.req)).get('grant_type'));
@@ -173,7 +233,9 @@ export async function startAuthorizationServer(options: {
       ctx.respond = false; // never answer; close() or the client giving up ends it
       if (!ctx.res.destroyed) await new Promise((resolve) => ctx.res.once('close', resolve));
     } else if (mode === 'unavailable') {
-      ctx.status = 503; ctx.type = 'text'; ctx.body = 'Service Unavailable';
+      ctx.status = 503;
+      ctx.type = 'text';
+      ctx.body = 'Service Unavailable';
     } else {
       ctx.status = 400;
       ctx.body = { error: 'invalid_grant', error_description: 'grant refused by the test (tokenEndpoint = invalid_grant)' };
@@ -186,7 +248,10 @@ export async function startAuthorizationServer(options: {
     try {
       const details = await provider.interactionDetails(ctx.req, ctx.res);
       const prompt: string = details.prompt.name;
-      if (ctx.method === 'GET') { ctx.body = { uid: details.uid, prompt }; return; }
+      if (ctx.method === 'GET') {
+        ctx.body = { uid: details.uid, prompt };
+        return;
+      }
       const form = await readBody(ctx.req);
       let result: object;
       if (prompt === 'login') {
@@ -223,8 +288,7 @@ export async function startAuthorizationServer(options: {
   }
 
   async function revoke(token: string): Promise<void> {
-    const found = (await provider.RefreshToken.find(token, { ignoreExpiration: true }))
-      ?? (await provider.AccessToken.find(token, { ignoreExpiration: true }));
+    const found = (await provider.RefreshToken.find(token, { ignoreExpiration: true })) ?? (await provider.AccessToken.find(token, { ignoreExpiration: true }));
     if (!found) throw new Error('revoke(): the server knows no such access or refresh token');
     // What oidc-provider's own revocation endpoint does: every token of the grant, then the grant itself.
     const models = [provider.AccessToken, provider.RefreshToken, provider.AuthorizationCode];
@@ -239,7 +303,8 @@ export async function startAuthorizationServer(options: {
       if (url.origin !== issuer) throw new Error(`approve(): left the authorization server for ${url.href}`);
       const cookie = [...jar.values()]
         .filter((c) => url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`))
-        .map((c) => `${c.name}=${c.value}`).join('; ');
+        .map((c) => `${c.name}=${c.value}`)
+        .join('; ');
       // A URLSearchParams body sets the form content-type itself.
       const response = await fetch(url, { method: post ? 'POST' : 'GET', redirect: 'manual', headers: cookie ? { cookie } : {}, body: post });
       post = undefined;

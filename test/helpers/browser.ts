@@ -4,16 +4,14 @@
  * loud line saying how to install it.
  */
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.KEYWARD_CHROMIUM ?? '/usr/bin/chromium';
 
 export function chromiumAvailable(): boolean {
   if (existsSync(CHROMIUM_PATH)) return true;
   if (process.env.CI === 'true') throw new Error(`CI=true but no Chromium at ${CHROMIUM_PATH}: .ci/run installs Debian's chromium package`);
-  process.stderr.write(
-    `\n!!! PAGE TESTS SKIPPED: no Chromium at ${CHROMIUM_PATH}. Install it with: apt-get update && apt-get install -y chromium !!!\n\n`,
-  );
+  process.stderr.write(`\n!!! PAGE TESTS SKIPPED: no Chromium at ${CHROMIUM_PATH}. Install it with: apt-get update && apt-get install -y chromium !!!\n\n`);
   return false;
 }
 

@@ -2,7 +2,7 @@
  * Runs `node bin/keyward.js …` as a real child process, the way an operator does: the CLI's commands
  * one at a time, and `serve` as a long-running service whose address is read from its log.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';

@@ -13,8 +13,17 @@ export const ENGINES: Engine[] = ['sqlite', 'postgres'];
 
 /** Every migration, in order: what a new database applies once (written out here, so a test sees one go missing). */
 export const ALL_MIGRATIONS = [
-  '001-initial', '002-oauth-flows', '003-dashboard', '004-master-keys', '005-dashboard-forms', '006-sweeps', '007-auth-version',
-  '008-audience-filters', '009-rate-limits', '010-webhooks', '011-background-refresh',
+  '001-initial',
+  '002-oauth-flows',
+  '003-dashboard',
+  '004-master-keys',
+  '005-dashboard-forms',
+  '006-sweeps',
+  '007-auth-version',
+  '008-audience-filters',
+  '009-rate-limits',
+  '010-webhooks',
+  '011-background-refresh',
   '012-account-users',
 ];
 

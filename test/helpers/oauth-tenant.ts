@@ -7,7 +7,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomOAuthProvider } from '../../src/services/providers.js';
 import { allowRedirectUri } from '../../src/services/servers.js';
 import type { Engine } from '../../src/store/store.js';
-import { startAuthorizationServer, type AuthorizationServer } from './authorization-server.js';
+import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { startWithTenant, type Tenant, type TestApp, type TestAppOptions } from './test-app.js';
 
 export const APP_REDIRECT = 'https://app.example/keyward/done';

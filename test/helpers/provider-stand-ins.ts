@@ -122,7 +122,11 @@ export async function startProviderStandIns(): Promise<ProviderStandIns> {
     const c = clients.github;
     const errorUri = 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors';
     if (req.body.client_id !== c.id || req.body.client_secret !== c.secret) {
-      return json(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.', error_uri: errorUri });
+      return json(res, 200, {
+        error: 'incorrect_client_credentials',
+        error_description: 'The client_id and/or client_secret passed are incorrect.',
+        error_uri: errorUri,
+      });
     }
     if (!redeem('github', req.body, c.id)) {
       return json(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.', error_uri: errorUri });
@@ -237,7 +241,7 @@ export async function startProviderStandIns(): Promise<ProviderStandIns> {
 export function catalogWithStandIns(standIns: Pick<ProviderStandIns, 'url'>): (slug: string) => Provider | undefined {
   return (slug) => {
     const provider = catalogProvider(slug);
-    if (!provider || provider.kind !== 'oauth2' || !(STAND_IN_SLUGS as readonly string[]).includes(slug)) return provider;
+    if (provider?.kind !== 'oauth2' || !(STAND_IN_SLUGS as readonly string[]).includes(slug)) return provider;
     const { revocationUrl: _real, ...rest } = provider;
     return { ...rest, tokenUrl: `${standIns.url}/${slug}/token`, ...(slug === 'slack' ? { revocationUrl: `${standIns.url}/slack/revoke` } : {}) };
   };

@@ -4,7 +4,14 @@ import { expect } from 'vitest';
 import type { OAuthTenant } from './oauth-tenant.js';
 
 /** `count` reads of the member sent at once to each app; the answers' credentials of `provider`, in order. */
-export async function readAtOnce(apps: FastifyInstance[], o: OAuthTenant, externalUserId: string, count: number, minValiditySeconds: number, provider = 'acme') {
+export async function readAtOnce(
+  apps: FastifyInstance[],
+  o: OAuthTenant,
+  externalUserId: string,
+  count: number,
+  minValiditySeconds: number,
+  provider = 'acme',
+) {
   const url = `/v1/end-users/${externalUserId}?minValiditySeconds=${minValiditySeconds}`;
   const responses = await Promise.all(apps.flatMap((app) => Array.from({ length: count }, () => app.inject({ method: 'GET', url, headers: o.headers }))));
   for (const response of responses) expect(response.statusCode, response.body).toBe(200);

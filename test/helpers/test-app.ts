@@ -2,28 +2,29 @@
  * Builds the real service on a real database for a test: the same buildApp and services as
  * production, a clock the test can move, and a logger whose lines the test can read.
  */
-import { Writable } from 'node:stream';
+
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import type { SignupPolicy } from '../../src/config.js';
-import { buildApp } from '../../src/app.js';
-import { catalogProvider } from '../../src/providers/catalog.js';
-import type { Provider } from '../../src/providers/types.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { createOutbound, type Resolver } from '../../src/outbound/outbound-http.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { catalogProvider } from '../../src/providers/catalog.js';
+import type { Provider } from '../../src/providers/types.js';
 import { createAccountKey } from '../../src/services/account-keys.js';
+import { createAccount } from '../../src/services/accounts.js';
 import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
+import { verifyMasterKeys } from '../../src/services/master-key.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer, type ServerMode } from '../../src/services/servers.js';
-import { verifyMasterKeys } from '../../src/services/master-key.js';
 import { Vault } from '../../src/services/vault.js';
-import { WebhookDispatcher, type DispatcherLimits } from '../../src/services/webhook-delivery.js';
+import { type DispatcherLimits, WebhookDispatcher } from '../../src/services/webhook-delivery.js';
 import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhook-retry-policy.js';
-import { openStore, parseDatabaseUrl, type Engine } from '../../src/store/store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
+import { type Engine, openStore, parseDatabaseUrl } from '../../src/store/store.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 
 /** A clock that stands still until the test moves it. */
@@ -223,7 +224,12 @@ export async function startWithTenant(
 
 /** Another account key of the tenant, and both headers with it beside the tenant's server key. */
 export async function newAccountKey(ctx: ServiceContext, tenant: Tenant, options: { label: string; expiresAt?: string }) {
-  const { keyId, key } = await createAccountKey(ctx, { accountId: tenant.accountId, label: options.label, expiresAt: options.expiresAt ?? null, actor: CLI_ACTOR });
+  const { keyId, key } = await createAccountKey(ctx, {
+    accountId: tenant.accountId,
+    label: options.label,
+    expiresAt: options.expiresAt ?? null,
+    actor: CLI_ACTOR,
+  });
   return { keyId, key, headers: keys({ accountKey: key, serverKey: tenant.serverKey }) };
 }
 

@@ -39,7 +39,11 @@ export async function startTokenGate(tokenUrl: string): Promise<TokenGate> {
       gate.hold = false;
       for (const go of waiting.splice(0)) go();
     },
-    close: () => new Promise<void>((resolve) => { gate.release(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        gate.release();
+        server.close(() => resolve());
+      }),
   };
   return gate;
 }

@@ -3,11 +3,11 @@
  * events it got, each verified by the standardwebhooks package (not our code) before a test reads it.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../src/services/context.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
-import type { ServiceContext } from '../../src/services/context.js';
 import type { TestApp } from './test-app.js';
-import { startWebhookReceiver, verifiedEvent, type ReceivedWebhook, type WebhookReceiver } from './webhook-receiver.js';
+import { type ReceivedWebhook, startWebhookReceiver, verifiedEvent, type WebhookReceiver } from './webhook-receiver.js';
 
 export interface DeliveredEvent {
   /** The webhook-id header: the outbox message's id. */
@@ -73,5 +73,12 @@ export async function listedCredential(app: FastifyInstance, headers: Record<str
   const found = response.json().credentials.find((c: { provider: string }) => c.provider === provider);
   if (!found) throw new Error(`${externalUserId} has no ${provider} credential`);
   const { id, type, status, connectedAt, updatedAt } = found;
-  return { id, provider, type, status, connectedAt, updatedAt } as { id: string; provider: string; type: string; status: string; connectedAt: string; updatedAt: string };
+  return { id, provider, type, status, connectedAt, updatedAt } as {
+    id: string;
+    provider: string;
+    type: string;
+    status: string;
+    connectedAt: string;
+    updatedAt: string;
+  };
 }

@@ -94,7 +94,11 @@ export function verifiedEvent(secret: string, webhook: ReceivedWebhook, at = Dat
   const realNow = Date.now;
   Date.now = () => at;
   try {
-    return new Webhook(secret).verify(webhook.body, webhook.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> };
+    return new Webhook(secret).verify(webhook.body, webhook.headers as Record<string, string>) as {
+      type: string;
+      timestamp: string;
+      data: Record<string, unknown>;
+    };
   } finally {
     Date.now = realNow;
   }

@@ -28,7 +28,12 @@ describe.each(ENGINES)('/openapi.json and /healthz on %s', (engine) => {
     expect(body.properties.externalUserId.maxLength).toBe(255);
     expect(Object.keys(connect.responses)).toEqual(expect.arrayContaining(['201', '401', '422']));
     const start = doc.paths['/v1/oauth/{provider}/start'].post;
-    expect(Object.keys(start.requestBody.content['application/json'].schema.properties).sort()).toEqual(['expiresIn', 'externalUserId', 'redirectUri', 'scopes']);
+    expect(Object.keys(start.requestBody.content['application/json'].schema.properties).sort()).toEqual([
+      'expiresIn',
+      'externalUserId',
+      'redirectUri',
+      'scopes',
+    ]);
     expect(start.responses['201'].content['application/json'].schema.required).toEqual(expect.arrayContaining(['authorizationUrl', 'expiresAt']));
     expect(doc.components.securitySchemes.serverKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-service-key' });
   });

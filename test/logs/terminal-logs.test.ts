@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliEnv, newMasterKey, PROJECT_ROOT, startServe } from '../helpers/cli-process.js';
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's escape sequences are what this strips.
 const ESCAPES = /\x1b\[[0-9;]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
 const dirs: string[] = [];
 
@@ -80,7 +81,10 @@ describe('serve logs', () => {
     } finally {
       expect(await serve.stop()).toBe(0);
     }
-    expect(serve.lines.some((line) => /INFO: stopping \{"signal":"SIGTERM"\}/.test(line)), serve.lines.join('\n')).toBe(true);
+    expect(
+      serve.lines.some((line) => /INFO: stopping \{"signal":"SIGTERM"\}/.test(line)),
+      serve.lines.join('\n'),
+    ).toBe(true);
   });
 
   it('prints JSON lines, as a service log, when stdout is not a terminal', async () => {

@@ -7,12 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/keys/format.js';
-import { runBackgroundRefresh } from '../../src/services/background-refresh.js';
-import { startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
 import { UNMATCHED_ROUTE } from '../../src/metrics/http-metrics.js';
+import { type MetricsServer, startMetricsServer } from '../../src/metrics/metrics-server.js';
+import { runBackgroundRefresh } from '../../src/services/background-refresh.js';
 import { ENGINES } from '../helpers/databases.js';
 import { storedCredential } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { startSecondNode } from '../helpers/test-app.js';
 import { subscribe } from '../helpers/webhook-events.js';
 import { scrape, scrapeWhen, total } from './scrape.js';
@@ -170,7 +170,17 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     await get(`${formPath}/nothing`, {});
     const { text, samples } = await scrapeWhen(metrics.address, REQUESTS, total(before, REQUESTS) + 4);
     const token = formPath.split('/').pop()!;
-    const secrets = [o.tenant.accountKey, o.tenant.serverKey, credential.accessToken, credential.refreshToken, flowId, form.id, token, o.tenant.serverId, o.tenant.accountId];
+    const secrets = [
+      o.tenant.accountKey,
+      o.tenant.serverKey,
+      credential.accessToken,
+      credential.refreshToken,
+      flowId,
+      form.id,
+      token,
+      o.tenant.serverId,
+      o.tenant.accountId,
+    ];
     for (const value of [...secrets, ...seen, ...seen.map(encodeURIComponent)]) expect(text).not.toContain(value);
     expect(text).not.toMatch(/service_(acct|srv)_|oflow_|cfs_|cred_|srv_|acct_|req_/);
     const patterns = new Set([...o.t.app.routeTable.map((r) => r.url), UNMATCHED_ROUTE]);

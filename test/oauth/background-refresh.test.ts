@@ -10,18 +10,18 @@ import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RUN_INTERVAL_MS, scheduleBackgroundRefresh } from '../../src/background-refresh-schedule.js';
 import {
-  BATCHES_PER_RUN,
   BATCH_SIZE,
-  runBackgroundRefresh,
+  BATCHES_PER_RUN,
   type BackgroundRefreshLimits,
   type BackgroundRefreshReport,
+  runBackgroundRefresh,
 } from '../../src/services/background-refresh.js';
 import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
 import { addWebhookEndpoint, listDeliveries } from '../../src/services/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
 import { addProviderLikeAcme, connectTo, credentialRow, storedCredential } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
-import { refreshCounts, REFRESH_FAILED } from '../helpers/refresh-readers.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
+import { REFRESH_FAILED, refreshCounts } from '../helpers/refresh-readers.js';
 import { startSecondNode } from '../helpers/test-app.js';
 import { startTokenGate, type TokenGate } from '../helpers/token-gate.js';
 import { until } from '../helpers/webhook-delivery.js';

@@ -12,7 +12,14 @@ import { allowRedirectUri } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { APP_REDIRECT } from '../helpers/oauth-tenant.js';
-import { catalogWithStandIns, startProviderStandIns, STAND_IN_SLUGS, type ProviderStandIns, type RecordedRequest, type StandInSlug } from '../helpers/provider-stand-ins.js';
+import {
+  catalogWithStandIns,
+  type ProviderStandIns,
+  type RecordedRequest,
+  STAND_IN_SLUGS,
+  type StandInSlug,
+  startProviderStandIns,
+} from '../helpers/provider-stand-ins.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const CALLBACK = 'http://keyward.test/oauth/callback';
@@ -284,7 +291,9 @@ describe.each(ENGINES)('built-in OAuth providers against stand-ins of their toke
 
     const deleted = await revoke('notion-user');
     expect(deleted.statusCode).toBe(200);
-    expect(deleted.json().revoked).toEqual([{ id: stored.id, provider: 'notion', revokedAt: t.clock.now().toISOString(), providerRevocation: 'not_supported' }]);
+    expect(deleted.json().revoked).toEqual([
+      { id: stored.id, provider: 'notion', revokedAt: t.clock.now().toISOString(), providerRevocation: 'not_supported' },
+    ]);
     expect(s.requests.length).toBe(seen + 1);
   });
 });

@@ -5,7 +5,7 @@
  * the way the service opens it, and stored a definition the service's OAuth client can use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAuthorizationServer, type AuthorizationServer } from '../helpers/authorization-server.js';
+import { type AuthorizationServer, startAuthorizationServer } from '../helpers/authorization-server.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { APP_REDIRECT } from '../helpers/oauth-tenant.js';
@@ -37,16 +37,38 @@ describe.each(ENGINES)('a custom OAuth provider added by the CLI process, used b
     await cliJson(env, ['server', 'allow-redirect', '--server', serverId, '--uri', APP_REDIRECT]);
     expect(
       await cliJson(env, [
-        'provider', 'add-oauth', '--server', serverId, '--slug', 'local-idp', '--name', 'Local IdP',
-        '--authorization-url', as.authorizationUrl, '--token-url', as.tokenUrl, '--revocation-url', as.revocationUrl,
+        'provider',
+        'add-oauth',
+        '--server',
+        serverId,
+        '--slug',
+        'local-idp',
+        '--name',
+        'Local IdP',
+        '--authorization-url',
+        as.authorizationUrl,
+        '--token-url',
+        as.tokenUrl,
+        '--revocation-url',
+        as.revocationUrl,
         // Joined with "=": a random secret may begin with "-", which would read as the next option.
-        '--client-id', as.clients.post.id, `--client-secret=${as.clients.post.secret}`,
-        '--scopes', 'api:read,api:write', '--token-auth', 'client_secret_post',
+        '--client-id',
+        as.clients.post.id,
+        `--client-secret=${as.clients.post.secret}`,
+        '--scopes',
+        'api:read,api:write',
+        '--token-auth',
+        'client_secret_post',
       ]),
     ).toEqual({ serverId, provider: 'local-idp' });
     const headers = keys({ accountKey: key.key as string, serverKey: server.serverKey as string });
 
-    const started = await t.app.inject({ method: 'POST', url: '/v1/oauth/local-idp/start', headers, payload: { externalUserId: 'u_cli', redirectUri: APP_REDIRECT } });
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/v1/oauth/local-idp/start',
+      headers,
+      payload: { externalUserId: 'u_cli', redirectUri: APP_REDIRECT },
+    });
     expect(started.statusCode, started.body).toBe(201);
     const flow = started.json() as { id: string; authorizationUrl: string };
     const url = new URL(flow.authorizationUrl);
@@ -70,7 +92,9 @@ describe.each(ENGINES)('a custom OAuth provider added by the CLI process, used b
 
     const deleted = await t.app.inject({ method: 'DELETE', url: '/v1/end-users/u_cli', headers });
     expect(deleted.statusCode).toBe(200);
-    expect(deleted.json().revoked).toEqual([{ id: credential.id, provider: 'local-idp', revokedAt: t.clock.now().toISOString(), providerRevocation: 'succeeded' }]);
+    expect(deleted.json().revoked).toEqual([
+      { id: credential.id, provider: 'local-idp', revokedAt: t.clock.now().toISOString(), providerRevocation: 'succeeded' },
+    ]);
     expect(await as.isActive(credential.accessToken)).toBe(false);
   });
 });

@@ -9,7 +9,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
-import { APP_REDIRECT, PROVIDER, startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { APP_REDIRECT, type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
 
 type Snapshot = Record<string, unknown[]>;
 
@@ -137,7 +137,7 @@ describe.each(ENGINES)('OAuth callback failures on %s', (engine) => {
     });
   });
 
-  it('a completed flow\'s callback replayed: a 410 page, the credential unchanged, no second code exchange', async () => {
+  it("a completed flow's callback replayed: a 410 page, the credential unchanged, no second code exchange", async () => {
     const { flowId, back } = await approved('u_reuse', { redirectUri: APP_REDIRECT });
     const exchanges = o.as.tokenRequests.authorization_code;
     expect((await o.callback(back)).statusCode).toBe(303);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCredentialSecret } from '../../src/services/credentials.js';
 import { ENGINES } from '../helpers/databases.js';
-import { APP_REDIRECT, PROVIDER, startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { APP_REDIRECT, type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
 
 describe.each(ENGINES)('OAuth flow end to end on %s', (engine) => {
   for (const clientAuth of ['basic', 'post'] as const) {

@@ -9,7 +9,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
-import { APP_REDIRECT, PROVIDER, startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { APP_REDIRECT, type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { createTenant, keys, type Tenant } from '../helpers/test-app.js';
 
@@ -24,7 +24,14 @@ describe.each(ENGINES)('POST /v1/oauth/{provider}/start on %s', (engine) => {
     await enableProvider(o.t.ctx, { serverId, slug: 'google', clientId: 'google-client', clientSecret: secret(), actor: CLI_ACTOR });
     await enableProvider(o.t.ctx, { serverId, slug: 'notion', clientId: 'notion-client', clientSecret: secret(), actor: CLI_ACTOR });
     // Per-server scopes chosen at enable time replace Slack's catalog defaults on this server.
-    await enableProvider(o.t.ctx, { serverId, slug: 'slack', clientId: 'slack-client', clientSecret: secret(), scopes: ['channels:history', 'im:read'], actor: CLI_ACTOR });
+    await enableProvider(o.t.ctx, {
+      serverId,
+      slug: 'slack',
+      clientId: 'slack-client',
+      clientSecret: secret(),
+      scopes: ['channels:history', 'im:read'],
+      actor: CLI_ACTOR,
+    });
     other = await createTenant(o.t.ctx);
     await enableProvider(o.t.ctx, { serverId: other.serverId, slug: 'slack', clientId: 'slack-other', clientSecret: secret(), actor: CLI_ACTOR });
     // The account key's lastUsedAt is written on its first use (then at most once a minute, and this
@@ -70,9 +77,17 @@ describe.each(ENGINES)('POST /v1/oauth/{provider}/start on %s', (engine) => {
 
     const row = await flowRow(body.id);
     expect(row).toMatchObject({
-      server_id: o.tenant.serverId, external_user_id: 'u_start', provider: PROVIDER, redirect_uri: APP_REDIRECT,
-      scopes: '["api:read"]', status: 'pending', error_code: null, completed_at: null, credential_id: null,
-      created_at: body.createdAt, expires_at: body.expiresAt,
+      server_id: o.tenant.serverId,
+      external_user_id: 'u_start',
+      provider: PROVIDER,
+      redirect_uri: APP_REDIRECT,
+      scopes: '["api:read"]',
+      status: 'pending',
+      error_code: null,
+      completed_at: null,
+      credential_id: null,
+      created_at: body.createdAt,
+      expires_at: body.expiresAt,
     });
     // The state is kept only as its SHA-256: a database reader cannot forge a callback.
     expect(row.state_digest).toBe(createHash('sha256').update(params.state!).digest('hex'));
@@ -90,7 +105,7 @@ describe.each(ENGINES)('POST /v1/oauth/{provider}/start on %s', (engine) => {
     expect(second.searchParams.get('code_challenge')).not.toBe(params.code_challenge);
   });
 
-  it('replaces the default scopes with the body\'s scopes', async () => {
+  it("replaces the default scopes with the body's scopes", async () => {
     const url = await urlOf(PROVIDER, { externalUserId: 'u_scopes', scopes: ['api:write', 'openid'] });
     expect(url.searchParams.get('scope')).toBe('api:write openid');
   });
@@ -108,7 +123,13 @@ describe.each(ENGINES)('POST /v1/oauth/{provider}/start on %s', (engine) => {
       ['an unknown provider', 'nope', { externalUserId: 'u_refused' }, 404, 'provider_not_found'],
       ['a static provider the server has enabled', 'openai', { externalUserId: 'u_refused' }, 422, 'provider_auth_mismatch'],
       ['a built-in OAuth provider not enabled on this server', 'gitlab', { externalUserId: 'u_refused' }, 422, 'provider_not_enabled'],
-      ['a redirectUri not on the allowed list', PROVIDER, { externalUserId: 'u_refused', redirectUri: 'https://evil.example/keyward/done' }, 400, 'redirect_uri_not_allowed'],
+      [
+        'a redirectUri not on the allowed list',
+        PROVIDER,
+        { externalUserId: 'u_refused', redirectUri: 'https://evil.example/keyward/done' },
+        400,
+        'redirect_uri_not_allowed',
+      ],
       ['an unknown body field', PROVIDER, { externalUserId: 'u_refused', state: 'mine' }, 400, 'validation_failed', '/body/state'],
       ['expiresIn 59', PROVIDER, { externalUserId: 'u_refused', expiresIn: 59 }, 400, 'validation_failed', '/body/expiresIn'],
       ['expiresIn 3601', PROVIDER, { externalUserId: 'u_refused', expiresIn: 3601 }, 400, 'validation_failed', '/body/expiresIn'],
@@ -144,7 +165,11 @@ describe.each(ENGINES)('POST /v1/oauth/{provider}/start on %s', (engine) => {
     it('refuses the same key with another body, changing nothing', async () => {
       const before = await snapshotTables(o.t.ctx);
       expectProblem(await post(PROVIDER, { externalUserId: 'u_idem', expiresIn: 901 }, withKey('start-1')), 422, 'idempotency_key_reused');
-      expectProblem(await post(PROVIDER, { externalUserId: 'u_idem', expiresIn: 900, scopes: ['api:write'] }, withKey('start-1')), 422, 'idempotency_key_reused');
+      expectProblem(
+        await post(PROVIDER, { externalUserId: 'u_idem', expiresIn: 900, scopes: ['api:write'] }, withKey('start-1')),
+        422,
+        'idempotency_key_reused',
+      );
       expect(await snapshotTables(o.t.ctx)).toEqual(before);
       expect(await flowCount('u_idem')).toBe(1);
     });
@@ -155,8 +180,13 @@ describe.each(ENGINES)('POST /v1/oauth/{provider}/start on %s', (engine) => {
       const url = await urlOf('google', { externalUserId: 'u_google' });
       expect(`${url.origin}${url.pathname}`).toBe('https://accounts.google.com/o/oauth2/v2/auth');
       expect(Object.fromEntries(url.searchParams)).toMatchObject({
-        client_id: 'google-client', scope: 'openid email profile', access_type: 'offline', prompt: 'consent',
-        response_type: 'code', redirect_uri: `${o.t.ctx.publicUrl}/oauth/callback`, code_challenge_method: 'S256',
+        client_id: 'google-client',
+        scope: 'openid email profile',
+        access_type: 'offline',
+        prompt: 'consent',
+        response_type: 'code',
+        redirect_uri: `${o.t.ctx.publicUrl}/oauth/callback`,
+        code_challenge_method: 'S256',
       });
     });
 
@@ -177,7 +207,7 @@ describe.each(ENGINES)('POST /v1/oauth/{provider}/start on %s', (engine) => {
       expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     });
 
-    it('scopes set at enable time replace the catalog defaults; the body\'s scopes replace both', async () => {
+    it("scopes set at enable time replace the catalog defaults; the body's scopes replace both", async () => {
       const perServer = await urlOf('slack', { externalUserId: 'u_slack' });
       expect(perServer.searchParams.get('user_scope')).toBe('channels:history,im:read');
       expect(perServer.searchParams.get('client_id')).toBe('slack-client');

@@ -15,8 +15,8 @@ import { storeCredential } from '../../src/services/credentials.js';
 import { addCustomOAuthProvider } from '../../src/services/providers.js';
 import { allowRedirectUri } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
-import { startScriptedTokenEndpoint, type ScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';
-import { startSecondNode, startWithTenant, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { type ScriptedTokenEndpoint, startScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';
+import { type SecondNode, startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const APP_REDIRECT = 'https://app.example/keyward/done';
 
@@ -131,7 +131,10 @@ describe.each(ENGINES)('outbound calls to providers on %s', (engine) => {
     const { asked, resolve } = tableResolver({
       'idp.example.test': [{ address: '127.0.0.1', family: 4 }],
       // A public address first, a private one after: one private address is enough to refuse.
-      'rebind.example.test': [{ address: '93.184.215.14', family: 4 }, { address: '127.0.0.1', family: 4 }],
+      'rebind.example.test': [
+        { address: '93.184.215.14', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ],
       // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291): plain unicast to ipaddr.js, yet they carry
       // 127.0.0.1 and 10.0.0.5.
       'compat.example.test': [{ address: '::7f00:1', family: 6 }],
@@ -157,7 +160,12 @@ describe.each(ENGINES)('outbound calls to providers on %s', (engine) => {
 
     // Why each call failed, as a refresh reports it: refused by the policy, not merely unreachable
     // (::7f00:1 and ::a00:5 lead nowhere here, so a request count could not tell the two apart).
-    for (const [provider, user] of [['named', 'u_named_due'], ['rebinding', 'u_rebind_due'], ['compat', 'u_compat_due'], ['compat-private', 'u_compat_private_due']]) {
+    for (const [provider, user] of [
+      ['named', 'u_named_due'],
+      ['rebinding', 'u_rebind_due'],
+      ['compat', 'u_compat_due'],
+      ['compat-private', 'u_compat_private_due'],
+    ]) {
       expect(await refreshError(strict.app, provider!, user!), provider).toMatchObject({
         code: 'refresh_failed',
         message: expect.stringContaining('the endpoint resolves to an address that is not public'),
@@ -226,7 +234,11 @@ describe.each(ENGINES)('outbound calls to providers on %s', (engine) => {
       return response.json().credentials[0];
     };
     endpoint.mode = 'big-scope';
-    expect(await read()).toMatchObject({ scopes: ['api:read'], tokenType: 'bearer', error: { code: 'refresh_failed', message: expect.stringContaining('a scope over 16384 bytes') } });
+    expect(await read()).toMatchObject({
+      scopes: ['api:read'],
+      tokenType: 'bearer',
+      error: { code: 'refresh_failed', message: expect.stringContaining('a scope over 16384 bytes') },
+    });
     endpoint.mode = 'long-token-type';
     expect(await read()).toMatchObject({ scopes: ['api:read'], tokenType: 'bearer', error: { code: 'refresh_failed' } });
   });

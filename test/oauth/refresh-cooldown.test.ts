@@ -13,8 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { credentialRow } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
-import { readAtOnce, REFRESH_FAILED, refreshCounts } from '../helpers/refresh-readers.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
+import { REFRESH_FAILED, readAtOnce, refreshCounts } from '../helpers/refresh-readers.js';
 import { startSecondNode, type TestClock } from '../helpers/test-app.js';
 
 const COOLDOWN = 30;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { addProviderLikeAcme, connectTo, storedCredential } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 
 /** A port on 127.0.0.1 where nothing listens any more: connections to it are refused. */

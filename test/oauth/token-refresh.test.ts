@@ -12,8 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { addProviderLikeAcme, connectTo, storedCredential } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
-import { readAtOnce, REFRESH_FAILED, refreshCounts } from '../helpers/refresh-readers.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
+import { REFRESH_FAILED, readAtOnce, refreshCounts } from '../helpers/refresh-readers.js';
 import { startSecondNode } from '../helpers/test-app.js';
 import { startTokenGate } from '../helpers/token-gate.js';
 
@@ -150,7 +150,13 @@ describe.each(ENGINES)('refresh on read on %s', (engine) => {
     const seen = refreshCounts(o);
     const answer = await o.read('outage', 300);
     expect(seen()).toEqual({ requests: 1, grants: 0 });
-    expect(answer).toMatchObject({ status: 'active', accessToken: before.accessToken, tokenType: before.tokenType, expiresAt: before.expiresAt, refreshedAt: null });
+    expect(answer).toMatchObject({
+      status: 'active',
+      accessToken: before.accessToken,
+      tokenType: before.tokenType,
+      expiresAt: before.expiresAt,
+      refreshedAt: null,
+    });
     expect(answer.error).toEqual(REFRESH_FAILED);
     expect((await storedCredential(o, 'outage')).sealed).toBe(sealed);
     expect(await o.as.isActive(before.accessToken)).toBe(true);

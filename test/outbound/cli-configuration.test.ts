@@ -39,9 +39,21 @@ describe.each(ENGINES)('provider add-oauth and the outbound URL policy on %s', (
 
   const addOAuth = (allowPrivate: boolean, slug: string, tokenUrl: string, authorizationUrl = 'https://auth.acme.test/authorize') =>
     runCli({ ...env, KEYWARD_ALLOW_PRIVATE_URLS: String(allowPrivate) }, [
-      'provider', 'add-oauth', '--server', serverId, '--slug', slug,
-      '--authorization-url', authorizationUrl, '--token-url', tokenUrl,
-      '--client-id', 'client', '--client-secret', SECRET, '--json',
+      'provider',
+      'add-oauth',
+      '--server',
+      serverId,
+      '--slug',
+      slug,
+      '--authorization-url',
+      authorizationUrl,
+      '--token-url',
+      tokenUrl,
+      '--client-id',
+      'client',
+      '--client-secret',
+      SECRET,
+      '--json',
     ]);
   const customSlugs = async () => (await store.db.selectFrom('custom_providers').select('slug').orderBy('slug').execute()).map((r) => r.slug);
 
@@ -49,7 +61,9 @@ describe.each(ENGINES)('provider add-oauth and the outbound URL policy on %s', (
   // spellings: each is a whole Node process on two shared cores.
   const refusedUrls = engine === 'sqlite' ? REFUSED_TOKEN_URLS : REFUSED_TOKEN_URLS.filter((_, i) => i % 5 === 0);
 
-  it('refuses every private or loopback token URL with KEYWARD_ALLOW_PRIVATE_URLS=false, one line naming the field and the address', { timeout: SLOW }, async () => {
+  it('refuses every private or loopback token URL with KEYWARD_ALLOW_PRIVATE_URLS=false, one line naming the field and the address', {
+    timeout: SLOW,
+  }, async () => {
     const runs = await inBatches(refusedUrls, 6, ({ url }, i) => addOAuth(false, `refused-${i}`, url));
     refusedUrls.forEach(({ url, because }, i) => {
       const run = runs[i]!;

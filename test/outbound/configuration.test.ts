@@ -8,13 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserUrlRefusal, outboundUrlRefusal } from '../../src/outbound/address-policy.js';
 import { OAUTH_PROVIDERS } from '../../src/providers/catalog.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addCustomOAuthProvider } from '../../src/services/providers.js';
 import { DomainError } from '../../src/services/domain-error.js';
+import { addCustomOAuthProvider } from '../../src/services/providers.js';
 import { createServer } from '../../src/services/servers.js';
-import { ENGINES } from '../helpers/databases.js';
 import { DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
-import { startSecondNode, startWithTenant, type SecondNode, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { type SecondNode, startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 import { ALLOW_HINT, REFUSED_TOKEN_URLS } from './refused-urls.js';
 
 const PUBLIC = { authorizationUrl: 'https://sso.acme.example/authorize', tokenUrl: 'https://sso.acme.example/token' };
@@ -45,22 +45,26 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
 
   let slugs = 0;
   const add = (ctx: TestApp['ctx'], urls: { authorizationUrl?: string; tokenUrl?: string; revocationUrl?: string }) =>
-    outcome(addCustomOAuthProvider(ctx, {
-      serverId: tenant.serverId,
-      slug: `custom-${(slugs += 1)}`,
-      ...PUBLIC,
-      ...urls,
-      clientId: 'client',
-      clientSecret: 'client-secret-never-shown-7f3a',
-      actor: CLI_ACTOR,
-    }));
+    outcome(
+      addCustomOAuthProvider(ctx, {
+        serverId: tenant.serverId,
+        slug: `custom-${++slugs}`,
+        ...PUBLIC,
+        ...urls,
+        clientId: 'client',
+        clientSecret: 'client-secret-never-shown-7f3a',
+        actor: CLI_ACTOR,
+      }),
+    );
 
   it('refuses every private or loopback spelling of a token URL, naming the field and the address, and stores nothing', async () => {
     const before = await snapshotTables(t.ctx);
     for (const { url, because } of REFUSED_TOKEN_URLS) {
       expect(await add(t.ctx, { tokenUrl: url }), url).toBe(`validation_failed/tokenUrl: the token URL ${because}${ALLOW_HINT}`);
     }
-    expect(await add(t.ctx, { revocationUrl: 'https://10.0.0.5/revoke' })).toBe(`validation_failed/revocationUrl: the revocation URL points at a private address (10.0.0.5)${ALLOW_HINT}`);
+    expect(await add(t.ctx, { revocationUrl: 'https://10.0.0.5/revoke' })).toBe(
+      `validation_failed/revocationUrl: the revocation URL points at a private address (10.0.0.5)${ALLOW_HINT}`,
+    );
     expect(await snapshotTables(t.ctx)).toEqual(before);
   });
 
@@ -69,14 +73,20 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
   });
 
   it('asks only https of the authorization URL, which the end user’s browser opens and Keyward never calls', async () => {
-    expect(await add(t.ctx, { authorizationUrl: 'http://sso.acme.example/authorize' })).toBe(`validation_failed/authorizationUrl: the authorization URL must be https${ALLOW_HINT}`);
+    expect(await add(t.ctx, { authorizationUrl: 'http://sso.acme.example/authorize' })).toBe(
+      `validation_failed/authorizationUrl: the authorization URL must be https${ALLOW_HINT}`,
+    );
     expect(await add(t.ctx, { authorizationUrl: 'https://10.0.0.5/authorize' })).toBe('added');
   });
 
   it('refuses credentials, fragments and other schemes whatever KEYWARD_ALLOW_PRIVATE_URLS says', async () => {
     for (const ctx of [t.ctx, lenient.ctx]) {
-      expect(await add(ctx, { tokenUrl: 'https://user:pass@sso.acme.example/token' })).toBe('validation_failed/tokenUrl: the token URL must not carry credentials or a #fragment');
-      expect(await add(ctx, { tokenUrl: 'http://127.0.0.1:8080/token#x' })).toBe('validation_failed/tokenUrl: the token URL must not carry credentials or a #fragment');
+      expect(await add(ctx, { tokenUrl: 'https://user:pass@sso.acme.example/token' })).toBe(
+        'validation_failed/tokenUrl: the token URL must not carry credentials or a #fragment',
+      );
+      expect(await add(ctx, { tokenUrl: 'http://127.0.0.1:8080/token#x' })).toBe(
+        'validation_failed/tokenUrl: the token URL must not carry credentials or a #fragment',
+      );
       expect(await add(ctx, { revocationUrl: 'ftp://127.0.0.1/revoke' })).toBe('validation_failed/revocationUrl: the revocation URL must be https');
       expect(await add(ctx, { tokenUrl: '/token' })).toBe('validation_failed/tokenUrl: the token URL must be an absolute URL');
     }
@@ -94,8 +104,14 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
     const page = `/dashboard/servers/${serverId}/providers`;
     const submit = (fields: Record<string, string>) =>
       client.submit(page, `${page}/custom-oauth`, {
-        oauthSlug: 'acme-sso', oauthName: 'Acme SSO', ...PUBLIC, revocationUrl: '',
-        oauthClientId: 'acme-client-id', oauthClientSecret: 'acme-client-secret-5f1e9c', oauthScopes: '', tokenAuth: 'client_secret_post',
+        oauthSlug: 'acme-sso',
+        oauthName: 'Acme SSO',
+        ...PUBLIC,
+        revocationUrl: '',
+        oauthClientId: 'acme-client-id',
+        oauthClientSecret: 'acme-client-secret-5f1e9c',
+        oauthScopes: '',
+        tokenAuth: 'client_secret_post',
         ...fields,
       });
     const errorBeside = (body: string, field: string) => {
@@ -117,8 +133,15 @@ describe.each(ENGINES)('provider URLs at configuration time on %s', (engine) => 
     const onLenient = new DashboardClient(lenient.app);
     for (const [name, value] of client.cookies) onLenient.cookies.set(name, value);
     const added = await onLenient.submit(page, `${page}/custom-oauth`, {
-      oauthSlug: 'local-idp', oauthName: '', authorizationUrl: 'http://localhost:8080/authorize', tokenUrl: 'http://127.1:8080/token',
-      revocationUrl: 'https://[fd00::1]/revoke', oauthClientId: 'local', oauthClientSecret: 'local-secret', oauthScopes: '', tokenAuth: 'client_secret_post',
+      oauthSlug: 'local-idp',
+      oauthName: '',
+      authorizationUrl: 'http://localhost:8080/authorize',
+      tokenUrl: 'http://127.1:8080/token',
+      revocationUrl: 'https://[fd00::1]/revoke',
+      oauthClientId: 'local',
+      oauthClientSecret: 'local-secret',
+      oauthScopes: '',
+      tokenAuth: 'client_secret_post',
     });
     expect(added.statusCode, added.body).toBe(303);
     expect(added.headers.location).toBe(`${page}?notice=provider-added`);

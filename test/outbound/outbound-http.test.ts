@@ -5,7 +5,7 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOutbound, OutboundError, type OutboundHttp } from '../../src/outbound/outbound-http.js';
-import { startScriptedTokenEndpoint, type ScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';
+import { type ScriptedTokenEndpoint, startScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';
 
 async function failure(call: Promise<unknown>): Promise<string> {
   try {
@@ -26,7 +26,10 @@ describe('outbound HTTP', () => {
     [endpoint, elsewhere] = await Promise.all([startScriptedTokenEndpoint(), startScriptedTokenEndpoint()]);
     lenient = createOutbound({ allowPrivateUrls: true, timeoutMs: 5000 });
     // Every name resolves to 127.0.0.1, but for the IPv4-compatible IPv6 ones (::/96, RFC 4291).
-    const table: Record<string, LookupAddress[]> = { 'compat.example.test': [{ address: '::7f00:1', family: 6 }], 'compat-private.example.test': [{ address: '::a00:5', family: 6 }] };
+    const table: Record<string, LookupAddress[]> = {
+      'compat.example.test': [{ address: '::7f00:1', family: 6 }],
+      'compat-private.example.test': [{ address: '::a00:5', family: 6 }],
+    };
     strict = createOutbound({ allowPrivateUrls: false, timeoutMs: 5000, resolve: async (name) => table[name] ?? [{ address: '127.0.0.1', family: 4 }] });
   });
   afterAll(async () => {

@@ -103,7 +103,7 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
     expect(serverKey).toMatch(/^service_srv_[0-9a-f]{72}$/);
     await expect(page.getByText('it will not be shown again').isVisible()).resolves.toBe(true);
     await shot('server-created');
-    serverPath = new URL(await page.getByRole('link', { name: 'Overview' }).getAttribute('href') ?? '', base).pathname;
+    serverPath = new URL((await page.getByRole('link', { name: 'Overview' }).getAttribute('href')) ?? '', base).pathname;
     expect(serverPath).toMatch(/^\/dashboard\/servers\/srv_[0-9a-f]+$/);
     await page.goto(`${base}${serverPath}`);
     expect(await page.content()).not.toContain(serverKey);

@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowRedirectUri } from '../../src/services/servers.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
-import { createTenant, keys, startTestApp, type TestApp, type Tenant } from '../helpers/test-app.js';
+import { createTenant, keys, startTestApp, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const SCREENSHOTS = 'test-output/screenshots';
 const REDIRECT = 'http://127.0.0.1:9/after-connect';

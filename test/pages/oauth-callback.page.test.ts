@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowRedirectUri } from '../../src/services/servers.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 
 const SCREENSHOTS = 'test-output/screenshots';
 

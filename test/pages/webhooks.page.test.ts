@@ -99,7 +99,12 @@ describe.skipIf(!chromiumAvailable())('the Webhooks tab in Chromium', () => {
     expect(await messageStatus(t, messageId!)).toBe('pending');
     await t.webhooks.drain();
     await page.reload();
-    await expect(page.getByRole('row', { name: new RegExp(messageId!) }).getByText('Delivered', { exact: true }).isVisible()).resolves.toBe(true);
+    await expect(
+      page
+        .getByRole('row', { name: new RegExp(messageId!) })
+        .getByText('Delivered', { exact: true })
+        .isVisible(),
+    ).resolves.toBe(true);
     await expect(page.getByRole('button', { name: 'Resend' }).count()).resolves.toBe(0);
     await shot('resent');
 

@@ -2,16 +2,17 @@
  * Every failure reaches the caller as a KeywardError: Keyward's problem documents with their status,
  * code, request id, detail and field errors, and the SDK's own codes where no problem came back.
  */
-import { createServer } from 'node:net';
+
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Keyward, KeywardError, SDK_ERROR_CODES } from '../../src/sdk/index.js';
 import { generateKey } from '../../src/keys/format.js';
+import { Keyward, KeywardError, SDK_ERROR_CODES } from '../../src/sdk/index.js';
 import { revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { createTenant, keys, newAccountKey, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
-import { startStandIn, type StandIn } from './stand-in.js';
+import { type StandIn, startStandIn } from './stand-in.js';
 
 let t: TestApp;
 let tenant: Tenant;
@@ -37,7 +38,10 @@ async function failure(promise: Promise<unknown>): Promise<KeywardError> {
 
 /** The request id the service logged for its answer with `status`, so the error's id can be matched to it. */
 function loggedRequestIds(status: number): string[] {
-  return t.logs.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request' && line.statusCode === status).map((line) => line.reqId);
+  return t.logs
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.msg === 'request' && line.statusCode === status)
+    .map((line) => line.reqId);
 }
 
 describe("Keyward's problems", () => {
@@ -112,7 +116,13 @@ describe("the SDK's own codes", () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const client = new Keyward({ baseUrl: `http://127.0.0.1:${port}`, accountKey: tenant.accountKey, serverKey: tenant.serverKey, maxAttempts: 2, maxRetryDelayMs: 50 });
+    const client = new Keyward({
+      baseUrl: `http://127.0.0.1:${port}`,
+      accountKey: tenant.accountKey,
+      serverKey: tenant.serverKey,
+      maxAttempts: 2,
+      maxRetryDelayMs: 50,
+    });
     const error = await failure(client.listEndUsers());
     expect(error).toMatchObject({ status: null, code: SDK_ERROR_CODES.network, requestId: null });
     expect(error.detail).toContain('ECONNREFUSED');

@@ -4,9 +4,9 @@
  * answers, through the SDK's own types.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Keyward, KeywardError, type EndUserSummary } from '../../src/sdk/index.js';
+import { type EndUserSummary, Keyward, KeywardError } from '../../src/sdk/index.js';
 import { connectStatic, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';
-import { APP_REDIRECT, PROVIDER, startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { APP_REDIRECT, type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
 
 const OAUTH_USER = 'auth0|a/b ü';
 const openaiKey = (id: string) => `sk-proj-${id}-openaiopenaiopenaiopenai`;

@@ -7,10 +7,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Keyward, KeywardError } from '../../src/sdk/index.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
-import { startStandIn, type StandIn } from './stand-in.js';
+import { type StandIn, startStandIn } from './stand-in.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const problem = (code: string) => JSON.stringify({ type: `/errors/${code}`, title: code, status: 503, detail: 'Down for maintenance.', code, requestId: 'req_standin' });
+const problem = (code: string) =>
+  JSON.stringify({ type: `/errors/${code}`, title: code, status: 503, detail: 'Down for maintenance.', code, requestId: 'req_standin' });
 
 let t: TestApp;
 let tenant: Tenant;

@@ -7,12 +7,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StandInAnswer =
-  | { status: number; headers?: Record<string, string>; body?: string }
-  | { forwardThenAnswer: number }
-  | 'hang'
-  | 'reset'
-  | 'cut';
+export type StandInAnswer = { status: number; headers?: Record<string, string>; body?: string } | { forwardThenAnswer: number } | 'hang' | 'reset' | 'cut';
 
 export interface Exchange {
   method: string;

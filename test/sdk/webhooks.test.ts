@@ -6,12 +6,12 @@
  */
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeywardError, Keyward, verifyWebhook, type WebhookEvent, type WebhookEventOf } from '../../src/sdk/index.js';
+import { Keyward, KeywardError, verifyWebhook, type WebhookEvent, type WebhookEventOf } from '../../src/sdk/index.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
 import { connectStatic } from '../helpers/hosted-form.js';
-import { PROVIDER, startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
-import { subscribe, type Subscriber } from '../helpers/webhook-events.js';
+import { type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
+import { type Subscriber, subscribe } from '../helpers/webhook-events.js';
 import type { ReceivedWebhook } from '../helpers/webhook-receiver.js';
 
 let o: OAuthTenant;

@@ -15,7 +15,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { createServer } from '../../src/services/servers.js';
 import { rawHttp } from '../helpers/auth-matrix.js';
-import { userByEmail, signUpUser, type DashboardClient } from '../helpers/dashboard-session.js';
+import { type DashboardClient, signUpUser, userByEmail } from '../helpers/dashboard-session.js';
 import { createForm } from '../helpers/form-session.js';
 import { formPath, openHostedForm } from '../helpers/hosted-form.js';
 import { keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
@@ -33,23 +33,93 @@ function generator(seed: number) {
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
   const int = (n: number) => Math.floor(next() * n);
-  const pick = <T,>(items: readonly T[]): T => items[int(items.length)]!;
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
   const chance = (p: number) => next() < p;
   return { next, int, pick, chance };
 }
 type Gen = ReturnType<typeof generator>;
 
 const ODD_TEXT = [
-  '', ' ', 'a', 'u_42', 'auth0|u42', 'caf\u00e9', 'cafe\u0301', '\u{1F600}', 'alice\ud800', 'alice\udc00', '\udbff\udfff', '\u0000', '\u001f', '\u007f',
-  '\u0085', '\u009f', '\u2028', '\ufeff', '\ufffd', '<script>alert(1)</script>', '"><img src=x>', "' OR 1=1 --", '%', '%zz', '%00', '../..', '/', '\\',
-  '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'x'.repeat(256), 'y'.repeat(4097), '\u{10FFFF}', 'null', 'NaN', '-0',
+  '',
+  ' ',
+  'a',
+  'u_42',
+  'auth0|u42',
+  'caf\u00e9',
+  'cafe\u0301',
+  '\u{1F600}',
+  'alice\ud800',
+  'alice\udc00',
+  '\udbff\udfff',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u009f',
+  '\u2028',
+  '\ufeff',
+  '\ufffd',
+  '<script>alert(1)</script>',
+  '"><img src=x>',
+  "' OR 1=1 --",
+  '%',
+  '%zz',
+  '%00',
+  '../..',
+  '/',
+  '\\',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'x'.repeat(256),
+  'y'.repeat(4097),
+  '\u{10FFFF}',
+  'null',
+  'NaN',
+  '-0',
 ] as const;
 const ODD_NUMBERS = [0, -1, 1, 59, 60, 3600, 3601, 86400, 86401, 1e21, -1e21, 2 ** 53 + 1, 0.5, Number.MAX_VALUE, Number.MIN_VALUE] as const;
 const PATH_PIECES = [
-  '%zz', '%c0%af', '%ED%A0%80', '%ed%b0%80', '%E0%A4%A', '%', '%25', '%2F', '%2f', '%00', '%0A', '%20', '..', '.', '', ';x=1', '%3F', '%23', 'x'.repeat(300),
-  'y'.repeat(5000), '%F0%9F%98%80', 'auth0%7Cu42', '\u00e9', '%FF', '%C3', '__proto__', 'constructor',
+  '%zz',
+  '%c0%af',
+  '%ED%A0%80',
+  '%ed%b0%80',
+  '%E0%A4%A',
+  '%',
+  '%25',
+  '%2F',
+  '%2f',
+  '%00',
+  '%0A',
+  '%20',
+  '..',
+  '.',
+  '',
+  ';x=1',
+  '%3F',
+  '%23',
+  'x'.repeat(300),
+  'y'.repeat(5000),
+  '%F0%9F%98%80',
+  'auth0%7Cu42',
+  '\u00e9',
+  '%FF',
+  '%C3',
+  '__proto__',
+  'constructor',
 ] as const;
-const V1_PATHS = ['/v1/oauth/github/start', '/v1/oauth/acme/start', '/v1/credentials/static/openai/connect', '/v1/credentials/static/github/connect', '/v1/end-users', '/v1/end-users/u_fuzz', '/v1', '/v1/'];
+const V1_PATHS = [
+  '/v1/oauth/github/start',
+  '/v1/oauth/acme/start',
+  '/v1/credentials/static/openai/connect',
+  '/v1/credentials/static/github/connect',
+  '/v1/end-users',
+  '/v1/end-users/u_fuzz',
+  '/v1',
+  '/v1/',
+];
 const METHODS = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD'] as const;
 const BODY_FIELDS = ['externalUserId', 'redirectUri', 'scopes', 'expiresIn', '__proto__', 'constructor', 'prototype', 'extra'];
 const QUERY_NAMES = ['limit', 'cursor', 'provider', 'prefix', 'minValiditySeconds', '__proto__', 'constructor[prototype]', 'notice', 'limit[]', ''];
@@ -138,12 +208,27 @@ function encodeText(text: string): string {
 function oddHeaders(g: Gen, tenant: Tenant, planted: string): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = g.chance(0.5) ? { ...keys(tenant) } : {};
   const extras: [string, () => string | string[]][] = [
-    ['authorization', () => g.pick([`Bearer ${planted}`, `bearer ${planted}x`, 'Bearer', `Basic ${planted}`, 'Bearer service_acct_', `Bearer ${'a'.repeat(5000)}`])],
+    [
+      'authorization',
+      () => g.pick([`Bearer ${planted}`, `bearer ${planted}x`, 'Bearer', `Basic ${planted}`, 'Bearer service_acct_', `Bearer ${'a'.repeat(5000)}`]),
+    ],
     ['x-service-key', () => g.pick([planted, '', tenant.serverKey.toUpperCase(), 'service_srv_zz', [tenant.serverKey, tenant.serverKey]])],
     ['origin', () => g.pick(['https://evil.example', 'null', planted])],
     ['x-request-id', () => g.pick([planted, 'ok-id_1', 'bad id', 'x'.repeat(200), '../../etc'])],
     ['idempotency-key', () => g.pick([planted, 'k-1', '', 'é', 'x'.repeat(300), '\t'])],
-    ['content-type', () => g.pick(['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/xml', ''])],
+    [
+      'content-type',
+      () =>
+        g.pick([
+          'application/json',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/json; charset=latin1',
+          'application/xml',
+          '',
+        ]),
+    ],
     ['accept', () => g.pick(['text/html', 'application/problem+json', '*/*', ''])],
     ['x-forwarded-for', () => g.pick(['1.2.3.4', 'garbage', planted])],
     ['cookie', () => g.pick([`keyward_form_csrf=${planted}`, 'keyward_session=x', '=;=;', 'a'.repeat(3000)])],
@@ -214,7 +299,11 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
       case 2:
         return { method: 'GET', url: `/v1/end-users${oddQuery(g, planted)}`, headers: h };
       default:
-        return { method: g.pick(['GET', 'DELETE'] as const), url: `/v1/end-users/${g.chance(0.5) ? `u_${g.int(50)}` : encodeText(id)}${g.chance(0.3) ? oddQuery(g, planted) : ''}`, headers: h };
+        return {
+          method: g.pick(['GET', 'DELETE'] as const),
+          url: `/v1/end-users/${g.chance(0.5) ? `u_${g.int(50)}` : encodeText(id)}${g.chance(0.3) ? oddQuery(g, planted) : ''}`,
+          headers: h,
+        };
     }
   }
 
@@ -252,7 +341,10 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
       await send({
         method: 'POST',
         url: path,
-        headers: { cookie: g.chance(0.8) ? visit.cookie : `keyward_form_csrf=${planted}`, 'content-type': asJson ? 'application/json' : 'application/x-www-form-urlencoded' },
+        headers: {
+          cookie: g.chance(0.8) ? visit.cookie : `keyward_form_csrf=${planted}`,
+          'content-type': asJson ? 'application/json' : 'application/x-www-form-urlencoded',
+        },
         payload: asJson ? oddJson(g, planted) : withCsrf,
       });
     }
@@ -262,12 +354,19 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
     const g = generator(SEED + 2);
     const params = ['state', 'code', 'error', 'error_description', 'iss', 'id_token', 'access_token', 'session_state', '__proto__'];
     for (let i = 0; i < 400; i += 1) {
-      const pairs = Array.from({ length: g.int(5) }, () => `${g.pick(params)}=${g.chance(0.8) ? encodeText(g.pick(ODD_TEXT)) : g.pick(['%zz', '%ED%A0%80', planted, 'A'.repeat(43)])}`);
-      await send({ method: g.pick(['GET', 'GET', 'POST', 'HEAD'] as const), url: `/oauth/callback${g.pick(['', '/', '/%zz', '%2F'])}?${pairs.join('&')}`, headers: oddHeaders(g, tenant, planted) });
+      const pairs = Array.from(
+        { length: g.int(5) },
+        () => `${g.pick(params)}=${g.chance(0.8) ? encodeText(g.pick(ODD_TEXT)) : g.pick(['%zz', '%ED%A0%80', planted, 'A'.repeat(43)])}`,
+      );
+      await send({
+        method: g.pick(['GET', 'GET', 'POST', 'HEAD'] as const),
+        url: `/oauth/callback${g.pick(['', '/', '/%zz', '%2F'])}?${pairs.join('&')}`,
+        headers: oddHeaders(g, tenant, planted),
+      });
     }
   });
 
-  it('answers the dashboard\'s public and signed-in forms without a 5xx', async () => {
+  it("answers the dashboard's public and signed-in forms without a 5xx", async () => {
     const g = generator(SEED + 3);
     const signedIn: [string, string[]][] = [
       ['/dashboard/servers', ['name', 'mode']],
@@ -290,7 +389,12 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
     // Sign-in and sign-up run scrypt, on purpose slow: a few dozen cover their parsing.
     for (let i = 0; i < 30; i += 1) {
       const url = g.pick(['/dashboard/sign-in', '/dashboard/sign-up']);
-      await send({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: oddForm(g, ['csrf', 'email', 'password', 'accountName'], planted) });
+      await send({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: oddForm(g, ['csrf', 'email', 'password', 'accountName'], planted),
+      });
       await send({ method: 'GET', url: `${url}${oddQuery(g, planted)}` });
     }
   });
@@ -301,8 +405,20 @@ describe('fuzz: hostile input on every surface (SQLite)', () => {
     const port = (t.app.server.address() as AddressInfo).port;
     for (let i = 0; i < 60; i += 1) {
       const target = g.chance(0.5) ? oddPath(g, planted) : g.pick(['/dashboard/sign-in', '/connect/x', '/oauth/callback', '/healthz']);
-      const line = g.pick([`GET ${target} HTTP/1.1`, `GET ${target}\u0001 HTTP/1.1`, `G@T ${target} HTTP/1.1`, `GET ${target} HTTP/9.9`, `GET ${target} x HTTP/1.1`]);
-      const headerLines = g.pick([[], [`X-Big: ${'b'.repeat(17_000)}`], [`Bad Header ${planted}`], [`Authorization: Bearer ${planted}`, `Authorization: Bearer ${planted}`], ['Transfer-Encoding: chunked']]);
+      const line = g.pick([
+        `GET ${target} HTTP/1.1`,
+        `GET ${target}\u0001 HTTP/1.1`,
+        `G@T ${target} HTTP/1.1`,
+        `GET ${target} HTTP/9.9`,
+        `GET ${target} x HTTP/1.1`,
+      ]);
+      const headerLines = g.pick([
+        [],
+        [`X-Big: ${'b'.repeat(17_000)}`],
+        [`Bad Header ${planted}`],
+        [`Authorization: Bearer ${planted}`, `Authorization: Bearer ${planted}`],
+        ['Transfer-Encoding: chunked'],
+      ]);
       const response = await rawHttp(port, line, headerLines);
       seen.push({ request: JSON.stringify({ line, headerLines: headerLines.map((l) => l.slice(0, 80)) }), method: 'raw', path: null, response });
     }

@@ -5,10 +5,10 @@
  * nothing. (The CLI cannot receive one: Node decodes argv as UTF-8, so invalid bytes arrive as U+FFFD.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINES } from '../helpers/databases.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createServer } from '../../src/services/servers.js';
-import { hiddenFieldsOf, userByEmail, signUpUser, visible, type DashboardClient } from '../helpers/dashboard-session.js';
+import { type DashboardClient, hiddenFieldsOf, signUpUser, userByEmail, visible } from '../helpers/dashboard-session.js';
+import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -26,7 +26,12 @@ describe.each(ENGINES)('ill-formed text from the dashboard on %s', (engine) => {
   /** Posts the page's form as JSON, with its hidden fields (CSRF token, one-time nonce). */
   async function postJson(pageUrl: string, action: string, fields: Record<string, string>) {
     const page = await client.get(pageUrl);
-    return t.app.inject({ method: 'POST', url: action, headers: { cookie: client.cookieHeader }, payload: { ...hiddenFieldsOf(page.body, action), ...fields } });
+    return t.app.inject({
+      method: 'POST',
+      url: action,
+      headers: { cookie: client.cookieHeader },
+      payload: { ...hiddenFieldsOf(page.body, action), ...fields },
+    });
   }
 
   it.each([
@@ -53,7 +58,11 @@ describe.each(ENGINES)('ill-formed text from the dashboard on %s', (engine) => {
   });
 
   it('takes the same text well-formed (a surrogate pair is one character)', async () => {
-    const response = await postJson('/dashboard/developer/api-keys', '/dashboard/developer/api-keys', { label: 'backend \u{1F511}', environment: 'production', expiresAt: '' });
+    const response = await postJson('/dashboard/developer/api-keys', '/dashboard/developer/api-keys', {
+      label: 'backend \u{1F511}',
+      environment: 'production',
+      expiresAt: '',
+    });
     expect(response.statusCode).toBe(200);
     const labels = await t.ctx.store.db.selectFrom('account_keys').select('label').execute();
     expect(labels.map((r) => r.label)).toContain('backend \u{1F511}');

@@ -8,12 +8,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { storedCredential } from '../helpers/oauth-credentials.js';
-import { APP_REDIRECT, startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { APP_REDIRECT, type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { leaked, sqliteFilesText, storedRowsText } from '../helpers/secret-scan.js';
 
 describe.each(ENGINES)('OAuth secrets at rest on %s', (engine) => {
   let o: OAuthTenant;
-  const found = { accessTokens: new Set<string>(), refreshTokens: new Set<string>(), codes: new Set<string>(), states: new Set<string>(), verifiers: new Set<string>() };
+  const found = {
+    accessTokens: new Set<string>(),
+    refreshTokens: new Set<string>(),
+    codes: new Set<string>(),
+    states: new Set<string>(),
+    verifiers: new Set<string>(),
+  };
   const all = () => [...Object.values(found).flatMap((set) => [...set]), o.as.clients.basic.secret];
   let failedFlowId = '';
 

@@ -15,7 +15,14 @@ import { addSeconds, iso } from '../../src/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { enableProvider } from '../../src/services/providers.js';
 import { rotateServerKey } from '../../src/services/servers.js';
-import { ENDED_LINK_KEEP_SECONDS, ROTATED_KEY_KEEP_SECONDS, runSweeps, standardSweeps, WEBHOOK_HISTORY_KEEP_SECONDS, type Sweep } from '../../src/services/sweeps.js';
+import {
+  ENDED_LINK_KEEP_SECONDS,
+  ROTATED_KEY_KEEP_SECONDS,
+  runSweeps,
+  type Sweep,
+  standardSweeps,
+  WEBHOOK_HISTORY_KEEP_SECONDS,
+} from '../../src/services/sweeps.js';
 import { addWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
 import { recordEvent } from '../../src/services/webhook-events.js';
 import type { Database } from '../../src/store/schema.js';
@@ -87,9 +94,18 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     const flow = await t.app.inject({ method: 'POST', url: '/v1/oauth/github/start', headers, payload: { externalUserId: 'u_base' } });
     expect(flow.statusCode, flow.body).toBe(201);
     const now = t.clock.now();
-    await db().insertInto('dashboard_sessions').values({ id: 'ses_base', token_digest: 'base', user_id: tenant.userId, created_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
-    await db().insertInto('dashboard_form_uses').values({ nonce: 'base', used_at: iso(now), expires_at: iso(addSeconds(now, 3600)) }).execute();
-    await db().insertInto('sign_in_attempts').values({ email_mac: 'base', attempts: 1, window_ends: iso(addSeconds(now, 900)) }).execute();
+    await db()
+      .insertInto('dashboard_sessions')
+      .values({ id: 'ses_base', token_digest: 'base', user_id: tenant.userId, created_at: iso(now), expires_at: iso(addSeconds(now, 3600)) })
+      .execute();
+    await db()
+      .insertInto('dashboard_form_uses')
+      .values({ nonce: 'base', used_at: iso(now), expires_at: iso(addSeconds(now, 3600)) })
+      .execute();
+    await db()
+      .insertInto('sign_in_attempts')
+      .values({ email_mac: 'base', attempts: 1, window_ends: iso(addSeconds(now, 900)) })
+      .execute();
     const rotated = await rotateServerKey(t.ctx, tenant.serverId, 3600, CLI_ACTOR);
     headers = keys({ ...tenant, serverKey: rotated.serverKey });
     // A webhook endpoint nothing listens on: an event is attempted once (a network error) and stays
@@ -132,8 +148,17 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     const auditBefore = await ids('audit_events');
     const withoutRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: null }));
     expect(withoutRetention).toEqual({
-      static_form_sessions: 2, oauth_flows: 2, dashboard_sessions: 2, server_keys: 2, idempotency_records: 2, dashboard_form_uses: 2, sign_in_attempts: 2,
-      rate_limit_windows: 2, webhook_messages: 1, webhook_attempts: 2, webhook_secrets: 2,
+      static_form_sessions: 2,
+      oauth_flows: 2,
+      dashboard_sessions: 2,
+      server_keys: 2,
+      idempotency_records: 2,
+      dashboard_form_uses: 2,
+      sign_in_attempts: 2,
+      rate_limit_windows: 2,
+      webhook_messages: 1,
+      webhook_attempts: 2,
+      webhook_secrets: 2,
     });
     expect(await ids('audit_events')).toEqual(auditBefore);
     expect(await ids('static_form_sessions')).toEqual(forms.slice(1).sort());
@@ -151,8 +176,18 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
 
     const withRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: 90 }));
     expect(withRetention).toEqual({
-      static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
-      rate_limit_windows: 0, webhook_messages: 0, webhook_attempts: 0, webhook_secrets: 0, audit_events: auditBefore.length - 1,
+      static_form_sessions: 0,
+      oauth_flows: 0,
+      dashboard_sessions: 0,
+      server_keys: 0,
+      idempotency_records: 0,
+      dashboard_form_uses: 0,
+      sign_in_attempts: 0,
+      rate_limit_windows: 0,
+      webhook_messages: 0,
+      webhook_attempts: 0,
+      webhook_secrets: 0,
+      audit_events: auditBefore.length - 1,
     });
     expect(await ids('audit_events')).toEqual([events[1]]);
   });
@@ -162,7 +197,11 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     t.clock.advance(2 * DAY);
     const base = await db().selectFrom('idempotency_records').selectAll().executeTakeFirstOrThrow();
     const stale = Array.from({ length: 1234 }, (_, i) => ({ ...base, idempotency_key: `stale-${i}` }));
-    for (let i = 0; i < stale.length; i += 100) await db().insertInto('idempotency_records').values(stale.slice(i, i + 100)).execute();
+    for (let i = 0; i < stale.length; i += 100)
+      await db()
+        .insertInto('idempotency_records')
+        .values(stale.slice(i, i + 100))
+        .execute();
     const kept = await copy('idempotency_records', base, { expires_at: iso(addSeconds(t.clock.now(), 1)) });
 
     const sweeps = standardSweeps({ auditRetentionDays: null }).filter((sweep) => sweep.name === 'idempotency_records');
@@ -196,7 +235,9 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     // The completed form's row is gone too; the credential it made is not.
     const member = await readEndUser(t.app, newHeaders, 'u_form');
     expect(member.status).toBe(200);
-    expect(member.body.credentials).toEqual([expect.objectContaining({ provider: 'openai', status: 'active', values: { apiKey: 'sk-proj-SWEEPSabcdefghijklmnopqrstuvwx' } })]);
+    expect(member.body.credentials).toEqual([
+      expect.objectContaining({ provider: 'openai', status: 'active', values: { apiKey: 'sk-proj-SWEEPSabcdefghijklmnopqrstuvwx' } }),
+    ]);
 
     // The old server key: refused as rotated out for 30 days past its 60 s of grace, then unknown.
     const keyGone = 60 + ROTATED_KEY_KEEP_SECONDS;
@@ -221,20 +262,46 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
         let entered!: () => void;
         const inside = new Promise<void>((resolve) => (entered = resolve));
         // A sweep of its own at the head of the first node's list keeps its run open until released.
-        const holding: Sweep = { name: 'holding', sweep: async () => (entered(), await held, 0) };
+        const holding: Sweep = {
+          name: 'holding',
+          sweep: async () => {
+            entered();
+            await held;
+            return 0;
+          },
+        };
         const first = runSweeps(t.ctx, [holding, ...standardSweeps({ auditRetentionDays: null })]);
         await inside;
         second.clock.advance(100 * DAY);
         expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toBeNull();
         release();
         expect(await first).toEqual({
-          holding: 0, static_form_sessions: 1, oauth_flows: 1, dashboard_sessions: 1, server_keys: 1, idempotency_records: 1, dashboard_form_uses: 1, sign_in_attempts: 1,
-          rate_limit_windows: 1, webhook_messages: 0, webhook_attempts: 1, webhook_secrets: 1,
+          holding: 0,
+          static_form_sessions: 1,
+          oauth_flows: 1,
+          dashboard_sessions: 1,
+          server_keys: 1,
+          idempotency_records: 1,
+          dashboard_form_uses: 1,
+          sign_in_attempts: 1,
+          rate_limit_windows: 1,
+          webhook_messages: 0,
+          webhook_attempts: 1,
+          webhook_secrets: 1,
         });
         // Once the first run has committed, the second node's next run goes ahead and finds nothing left.
         expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toEqual({
-          static_form_sessions: 0, oauth_flows: 0, dashboard_sessions: 0, server_keys: 0, idempotency_records: 0, dashboard_form_uses: 0, sign_in_attempts: 0,
-          rate_limit_windows: 0, webhook_messages: 0, webhook_attempts: 0, webhook_secrets: 0,
+          static_form_sessions: 0,
+          oauth_flows: 0,
+          dashboard_sessions: 0,
+          server_keys: 0,
+          idempotency_records: 0,
+          dashboard_form_uses: 0,
+          sign_in_attempts: 0,
+          rate_limit_windows: 0,
+          webhook_messages: 0,
+          webhook_attempts: 0,
+          webhook_secrets: 0,
         });
       } finally {
         await second.close();
@@ -247,7 +314,12 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     const now = new Date(); // the service runs on the real clock
     const stale = await copies('idempotency_records', 'expires_at', [addSeconds(now, -1)]);
     const live = await db().selectFrom('idempotency_records').select('idempotency_key').where('idempotency_key', 'not in', stale).execute();
-    const env = cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: t.masterKey.toString('base64'), KEYWARD_PORT: '0', KEYWARD_HOST: '127.0.0.1' });
+    const env = cliEnv({
+      KEYWARD_DATABASE_URL: t.database.url,
+      KEYWARD_MASTER_KEY: t.masterKey.toString('base64'),
+      KEYWARD_PORT: '0',
+      KEYWARD_HOST: '127.0.0.1',
+    });
     const serve = await startServe(env);
     try {
       for (let waited = 0; (await ids('idempotency_records')).includes(stale[0]!) && waited < 15_000; waited += 100) await sleep(100);

@@ -3,7 +3,7 @@
  * and the stored actors take the user's name, the rows and their keys stay, and no index or
  * constraint of the user's tables still spells "member".
  */
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, migrateUpTo } from '../../src/store/migrate.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
@@ -27,13 +27,36 @@ describe.each(ENGINES)('migration 012 on %s', (engine) => {
     await db.insertInto('accounts').values({ id: 'acct_1', name: 'A', created_at: 't', updated_at: 't' }).execute();
     await db.insertInto('members').values({ id: 'usr_1', account_id: 'acct_1', email: 'a@acme.example', password_hash: null, created_at: 't' }).execute();
     await db.insertInto('dashboard_sessions').values({ id: 'ses_1', token_digest: 'd1', member_id: 'usr_1', created_at: 't', expires_at: 'u' }).execute();
-    const audit = (id: string, actor: string) => ({ id, account_id: 'acct_1', server_id: null, actor, action: 'a', target_id: 'x', detail: '{}', created_at: 't' });
-    await db.insertInto('audit_events').values([audit('evt_1', 'member:usr_1'), audit('evt_2', 'cli'), audit('evt_3', 'end_user:member:x'), audit('evt_4', 'MEMBER:usr_1')]).execute();
-    const key = (id: string, digest: string, createdBy: string, revokedBy: string | null) => ({
-      id, account_id: 'acct_1', label: 'L', environment: 'production', digest, hint: 'h', created_at: 't', created_by: createdBy,
-      revoked_at: revokedBy ? 't' : null, revoked_by: revokedBy,
+    const audit = (id: string, actor: string) => ({
+      id,
+      account_id: 'acct_1',
+      server_id: null,
+      actor,
+      action: 'a',
+      target_id: 'x',
+      detail: '{}',
+      created_at: 't',
     });
-    await db.insertInto('account_keys').values([key('key_1', 'k1', 'member:usr_1', 'member:usr_1'), key('key_2', 'k2', 'cli', null), key('key_3', 'k3', 'api:key_1', 'cli')]).execute();
+    await db
+      .insertInto('audit_events')
+      .values([audit('evt_1', 'member:usr_1'), audit('evt_2', 'cli'), audit('evt_3', 'end_user:member:x'), audit('evt_4', 'MEMBER:usr_1')])
+      .execute();
+    const key = (id: string, digest: string, createdBy: string, revokedBy: string | null) => ({
+      id,
+      account_id: 'acct_1',
+      label: 'L',
+      environment: 'production',
+      digest,
+      hint: 'h',
+      created_at: 't',
+      created_by: createdBy,
+      revoked_at: revokedBy ? 't' : null,
+      revoked_by: revokedBy,
+    });
+    await db
+      .insertInto('account_keys')
+      .values([key('key_1', 'k1', 'member:usr_1', 'member:usr_1'), key('key_2', 'k2', 'cli', null), key('key_3', 'k3', 'api:key_1', 'cli')])
+      .execute();
 
     expect(await migrateToLatest(store)).toContain('012-account-users');
 
@@ -65,12 +88,16 @@ describe.each(ENGINES)('migration 012 on %s', (engine) => {
     // Nothing of the users' tables is still named after members; the sessions' index is on user_id.
     const names =
       engine === 'postgres'
-        ? (await sql<{ name: string; definition: string }>`
+        ? (
+            await sql<{ name: string; definition: string }>`
             select indexname as name, indexdef as definition from pg_indexes where tablename in ('account_users', 'dashboard_sessions')
             union all select conname, pg_get_constraintdef(oid) from pg_constraint
-            where conrelid in ('account_users'::regclass, 'dashboard_sessions'::regclass)`.execute(store.db)).rows
-        : (await sql<{ name: string; definition: string | null }>`
-            select name, sql as definition from sqlite_master where tbl_name in ('account_users', 'dashboard_sessions')`.execute(store.db)).rows;
+            where conrelid in ('account_users'::regclass, 'dashboard_sessions'::regclass)`.execute(store.db)
+          ).rows
+        : (
+            await sql<{ name: string; definition: string | null }>`
+            select name, sql as definition from sqlite_master where tbl_name in ('account_users', 'dashboard_sessions')`.execute(store.db)
+          ).rows;
     expect(names.filter((n) => /member/i.test(`${n.name} ${n.definition ?? ''}`))).toEqual([]);
     expect(names.some((n) => n.name === 'dashboard_sessions_user' && /\(\s*"?user_id"?\s*\)/.test(n.definition ?? ''))).toBe(true);
   });

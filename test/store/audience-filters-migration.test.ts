@@ -2,7 +2,7 @@
  * Migration 008 on a database that already holds credentials: each gets the copies of its member's
  * created_at and external id, so the provider filter finds the credentials stored before it, in order.
  */
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, migrateUpTo } from '../../src/store/migrate.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
@@ -33,7 +33,10 @@ describe.each(ENGINES)('migration 008 on %s', (engine) => {
       ['mem_c', 'é|3', '2026-01-01T00:00:03.000Z'],
     ];
     for (const [id, externalUserId, createdAt] of members) {
-      await db.insertInto('audience_members').values({ id, server_id: 'srv_1', external_user_id: externalUserId, created_at: createdAt, updated_at: createdAt }).execute();
+      await db
+        .insertInto('audience_members')
+        .values({ id, server_id: 'srv_1', external_user_id: externalUserId, created_at: createdAt, updated_at: createdAt })
+        .execute();
       await db
         .insertInto('credentials')
         .values({

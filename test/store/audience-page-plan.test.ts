@@ -4,7 +4,7 @@
  * a bounded set of prefix matches; never a scan or a sort of the audience, on both engines. Then the
  * pages themselves: order, cursors, filters, members added while paging.
  */
-import { sql, type Compilable } from 'kysely';
+import { type Compilable, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso } from '../../src/clock.js';
 import { listMembers, type PageQuery } from '../../src/services/audience.js';
@@ -81,7 +81,10 @@ describe.each(ENGINES)('the audience page queries on %s', (engine) => {
       engine === 'sqlite'
         ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${AUDIENCE}) select i from n`
         : sql`select i from generate_series(1, ${AUDIENCE}) as i`;
-    const time = engine === 'sqlite' ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds')` : sql`to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    const time =
+      engine === 'sqlite'
+        ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds')`
+        : sql`to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
     const secret = engine === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
     await sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at)
       select 'mem_' || i, ${tenant.serverId}, 'user-' || i, ${time}, '2026-01-01T00:00:00.000Z' from (${series}) as s`.execute(db);
@@ -93,7 +96,15 @@ describe.each(ENGINES)('the audience page queries on %s', (engine) => {
       select 'mem_grp_' || i, ${tenant.serverId}, 'grp-' || i, ${time}, '2026-01-01T00:00:00.000Z' from (${series}) as s where i <= ${GROUP}`.execute(db);
     await db
       .insertInto('audience_members')
-      .values(GROUP_LATE.map((second, n) => ({ id: `mem_grp_late_${n}`, server_id: tenant.serverId, external_user_id: `grp-late-${n}`, created_at: at(second), updated_at: at(second) })))
+      .values(
+        GROUP_LATE.map((second, n) => ({
+          id: `mem_grp_late_${n}`,
+          server_id: tenant.serverId,
+          external_user_id: `grp-late-${n}`,
+          created_at: at(second),
+          updated_at: at(second),
+        })),
+      )
       .execute();
     const credentials = (provider: string, status: string, where: ReturnType<typeof sql>) =>
       sql`insert into credentials (id, server_id, member_id, provider, type, status, secret, connected_at, updated_at, member_created_at, external_user_id)
@@ -153,20 +164,28 @@ describe.each(ENGINES)('the audience page queries on %s', (engine) => {
       expect(matches).toBeLessThanOrEqual(PREFIX_RANGE_LIMIT);
       expect(await t.ctx.store.audience.pagePlan(tenant.serverId, { prefix })).toBe('prefix-range');
       const counting = await explain('prefix-range', {}, null, t.ctx.store.audience.prefixMatchesQuery(tenant.serverId, prefix));
-      expect(counting).toMatch(engine === 'sqlite' ? /SEARCH audience_members USING COVERING INDEX sqlite_autoindex_audience_members_\d \(server_id=\? AND external_user_id>\? AND external_user_id<\?\)/ : /Index (Only )?Scan (using|on) audience_members_external_id/);
+      expect(counting).toMatch(
+        engine === 'sqlite'
+          ? /SEARCH audience_members USING COVERING INDEX sqlite_autoindex_audience_members_\d \(server_id=\? AND external_user_id>\? AND external_user_id<\?\)/
+          : /Index (Only )?Scan (using|on) audience_members_external_id/,
+      );
       expect(counting).not.toMatch(/Seq Scan|SCAN audience_members\b|audience_members_page/);
       for (const filter of [{ prefix }, { prefix, provider: 'rare' }]) {
         const text = await explain('prefix-range', filter, DEEP);
         // The matches come from a range of the unique index (server_id, external_user_id)…
         if (engine === 'sqlite') {
-          expect(text).toMatch(/SEARCH audience_members USING (COVERING )?INDEX sqlite_autoindex_audience_members_\d \(server_id=\? AND external_user_id>\? AND external_user_id<\?\)/);
+          expect(text).toMatch(
+            /SEARCH audience_members USING (COVERING )?INDEX sqlite_autoindex_audience_members_\d \(server_id=\? AND external_user_id>\? AND external_user_id<\?\)/,
+          );
           expect(text).toMatch(/MATERIALIZE matches/);
           // …and only they are sorted: the sort reads the materialised set.
           expect(text).toMatch(/^SCAN m$/m);
           expect(text).toContain('USE TEMP B-TREE FOR ORDER BY');
           expect(text).not.toMatch(/SCAN audience_members\b|audience_members_page/);
         } else {
-          expect(text).toMatch(/Index (Only )?Scan (using|on) audience_members_external_id[\s\S]*Index Cond: \(\(server_id = .*\) AND \(external_user_id >= .*\) AND \(external_user_id < .*\)\)/);
+          expect(text).toMatch(
+            /Index (Only )?Scan (using|on) audience_members_external_id[\s\S]*Index Cond: \(\(server_id = .*\) AND \(external_user_id >= .*\) AND \(external_user_id < .*\)\)/,
+          );
           expect(text).toMatch(/Sort[\s\S]*CTE Scan on matches m/);
           expect(text).not.toMatch(/Seq Scan|audience_members_page/);
         }
@@ -259,7 +278,17 @@ describe.each(ENGINES)('the audience page queries on %s', (engine) => {
 
     it('keeps out a credential that needs re-authorisation', async () => {
       expect(expected({ provider: 'rare' })).not.toContain(RARE_NEEDS_REAUTH);
-      expect(await walk({ limit: 20, provider: 'rare' })).toEqual(['user-3', 'user-5000', 'user-10000', 'zz-3', 'user-15000', 'user-19999', 'a%b', 'a_b', 'aXb']);
+      expect(await walk({ limit: 20, provider: 'rare' })).toEqual([
+        'user-3',
+        'user-5000',
+        'user-10000',
+        'zz-3',
+        'user-15000',
+        'user-19999',
+        'a%b',
+        'a_b',
+        'aXb',
+      ]);
     });
 
     it.each([

@@ -2,16 +2,34 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, parseDatabaseUrl } from '../../src/store/store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
+import { openStore, parseDatabaseUrl } from '../../src/store/store.js';
 import { ALL_MIGRATIONS, createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 
 const run = promisify(execFile);
 const TABLES = [
-  'accounts', 'account_keys', 'audience_members', 'audit_events', 'credentials', 'custom_providers', 'idempotency_records',
-  'account_users', 'oauth_flows', 'server_keys', 'server_providers', 'server_redirect_uris', 'servers', 'static_form_sessions',
-  'dashboard_form_uses', 'sign_in_attempts', 'rate_limit_windows', 'webhook_endpoints', 'webhook_secrets', 'webhook_messages',
-  'webhook_attempts', 'job_leases',
+  'accounts',
+  'account_keys',
+  'audience_members',
+  'audit_events',
+  'credentials',
+  'custom_providers',
+  'idempotency_records',
+  'account_users',
+  'oauth_flows',
+  'server_keys',
+  'server_providers',
+  'server_redirect_uris',
+  'servers',
+  'static_form_sessions',
+  'dashboard_form_uses',
+  'sign_in_attempts',
+  'rate_limit_windows',
+  'webhook_endpoints',
+  'webhook_secrets',
+  'webhook_messages',
+  'webhook_attempts',
+  'job_leases',
 ];
 
 describe.each(ENGINES)('migrations on %s', (engine) => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhook-retry-policy.js';
-import { cliEnv, startServe, type ServeProcess } from '../helpers/cli-process.js';
+import { cliEnv, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { formPath } from '../helpers/hosted-form.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';

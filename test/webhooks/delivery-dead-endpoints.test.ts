@@ -18,7 +18,7 @@ import { readEndUser } from '../helpers/form-session.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { createTenant, keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 import { until } from '../helpers/webhook-delivery.js';
-import { delivered, subscribe, type Subscriber } from '../helpers/webhook-events.js';
+import { delivered, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 import { writeEvent } from '../helpers/webhook-history.js';
 
 const PER_ENDPOINT = 2;
@@ -51,7 +51,7 @@ describe.each(ENGINES)('dead webhook endpoints on %s', (engine) => {
     }
   }
 
-  it('do not hold up the member read, a hosted form, or another server\'s delivery', async () => {
+  it("do not hold up the member read, a hosted form, or another server's delivery", async () => {
     await connectStatic(t.app, headers, { externalUserId: 'u_reader', values: { apiKey: API_KEY } });
     const [hang] = await hanging(tenant.serverId, 1);
     const refused = await addWebhookEndpoint(t.ctx, { serverId: tenant.serverId, url: `http://127.0.0.1:${await freePort()}/hook`, actor: CLI_ACTOR });
@@ -91,7 +91,7 @@ describe.each(ENGINES)('dead webhook endpoints on %s', (engine) => {
     }
   });
 
-  it('get one request at a time, not the endpoint\'s bound, once one of their requests timed out', async () => {
+  it("get one request at a time, not the endpoint's bound, once one of their requests timed out", async () => {
     const timeoutMs = 500;
     const [slow] = await hanging(tenant.serverId, 1);
     const outbound = createOutbound({ allowPrivateUrls: true, timeoutMs });
@@ -111,7 +111,7 @@ describe.each(ENGINES)('dead webhook endpoints on %s', (engine) => {
     }
   });
 
-  it('keep at most the node\'s bound of requests in flight, however many endpoints hang', async () => {
+  it("keep at most the node's bound of requests in flight, however many endpoints hang", async () => {
     const maxInFlight = 3;
     const endpoints = await hanging(tenant.serverId, 3);
     const outbound = createOutbound({ allowPrivateUrls: true, timeoutMs: 10_000 });

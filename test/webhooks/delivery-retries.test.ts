@@ -15,9 +15,9 @@ import { ENGINES } from '../helpers/databases.js';
 import { freePort } from '../helpers/embedded-postgres.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 import { deliveryOf, moveClockTo } from '../helpers/webhook-delivery.js';
-import { delivered, subscribe, type Subscriber } from '../helpers/webhook-events.js';
+import { delivered, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 import { writeEvent } from '../helpers/webhook-history.js';
-import { verifiedEvent, type ReceiverAnswer } from '../helpers/webhook-receiver.js';
+import { type ReceiverAnswer, verifiedEvent } from '../helpers/webhook-receiver.js';
 
 /** The contract's delays after 1, 2, … failures in a row, in seconds (every 2 h after the sixth). */
 const SCHEDULE = [5, 30, 120, 600, 1800, 3600, 7200, 7200, 7200];
@@ -30,15 +30,15 @@ describe.each(ENGINES)('webhook retries on %s', (engine) => {
   beforeAll(async () => {
     ({ t, tenant } = await startWithTenant(engine));
   });
-  afterAll(() => t.close());
+  const closers: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const close of closers) await close();
+    await t.close();
+  });
   // Each test has its own endpoint; removed after, its messages go with it and cannot fall due in the next test.
   afterEach(async () => {
     for (const webhookId of endpoints) await removeWebhookEndpoint(t.ctx, { webhookId, actor: CLI_ACTOR });
     endpoints = [];
-  });
-  const closers: (() => Promise<void>)[] = [];
-  afterAll(async () => {
-    for (const close of closers) await close();
   });
 
   /** A receiver answering `answers` in order, then `fallback`, as the server's only endpoint. */
@@ -231,7 +231,11 @@ describe.each(ENGINES)('webhook retries on %s', (engine) => {
   it('retries, then fails after 24 hours, a message Keyward cannot sign, and never sends it unsigned', async () => {
     const s = await endpoint({ status: 204 });
     // A secret no master key opens (as after an old key was dropped too early): the message cannot be signed.
-    await t.ctx.store.db.updateTable('webhook_secrets').set({ secret: new Uint8Array(64) }).where('endpoint_id', '=', s.webhookId).execute();
+    await t.ctx.store.db
+      .updateTable('webhook_secrets')
+      .set({ secret: new Uint8Array(64) })
+      .where('endpoint_id', '=', s.webhookId)
+      .execute();
     const messageId = await firstAttempt();
     const first = await deliveryOf(t.ctx, s.webhookId, messageId);
     expect(first).toMatchObject({ status: 'pending', attempts: [{ statusCode: null, error: 'internal: Keyward could not send this message; see its log' }] });

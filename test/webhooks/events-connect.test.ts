@@ -9,8 +9,8 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { removeWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
-import { eventTimestamp, listedCredential, outboxRows, subscribe, type Subscriber } from '../helpers/webhook-events.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
+import { eventTimestamp, listedCredential, outboxRows, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 
 const API_KEY = 'sk-proj-CONNECTEDabcdefghijklmnopqrstuv';
 
@@ -116,7 +116,11 @@ describe.each(ENGINES)('connect events on %s', (engine) => {
       // One message per endpoint and event: the same body, each under its own webhook-id.
       const rows = await outboxRows(o.t.ctx, 'u_filter');
       expect(rows).toHaveLength(4);
-      const byEndpoint = (webhookId: string) => rows.filter((r) => r.endpoint_id === webhookId).map((r) => r.id).sort();
+      const byEndpoint = (webhookId: string) =>
+        rows
+          .filter((r) => r.endpoint_id === webhookId)
+          .map((r) => r.id)
+          .sort();
       expect(byEndpoint(all.webhookId)).toEqual(everything.map((e) => e.messageId).sort());
       expect(byEndpoint(failures.webhookId)).toEqual(onlyFailures.map((e) => e.messageId));
       expect(byEndpoint(connections.webhookId)).toEqual(onlyConnections.map((e) => e.messageId));

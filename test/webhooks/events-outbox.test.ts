@@ -14,9 +14,9 @@ import { ENGINES } from '../helpers/databases.js';
 import { createForm } from '../helpers/form-session.js';
 import { connectStatic, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';
 import { storedCredential } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { leaked } from '../helpers/secret-scan.js';
-import { listedCredential, outboxRows, subscribe, type Subscriber } from '../helpers/webhook-events.js';
+import { listedCredential, outboxRows, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 
 const KEY_OLD = 'sk-proj-OLDVALUEabcdefghijklmnopqrstuvw';
 const KEY_NEW = 'sk-proj-NEWVALUEabcdefghijklmnopqrstuvw';
@@ -46,7 +46,10 @@ describe.each(ENGINES)('the outbox on %s', (engine) => {
         type: 'credential.connected',
         serverId: o.tenant.serverId,
         at,
-        data: { externalUserId: 'u_rolled_back', credential: { id: 'cred_rolledback', provider: 'openai', type: 'static', status: 'active', connectedAt: at, updatedAt: at } },
+        data: {
+          externalUserId: 'u_rolled_back',
+          credential: { id: 'cred_rolledback', provider: 'openai', type: 'static', status: 'active', connectedAt: at, updatedAt: at },
+        },
       });
       seenInside = await o.t.ctx.store.webhooks.message(written[0]!);
       // The change's next statement fails: an endpoint id that exists already.
@@ -61,7 +64,7 @@ describe.each(ENGINES)('the outbox on %s', (engine) => {
     expect(await all.events('u_rolled_back')).toEqual([]);
   });
 
-  it('sends neither the replacement nor its revocation when storeCredential\'s transaction throws', async () => {
+  it("sends neither the replacement nor its revocation when storeCredential's transaction throws", async () => {
     await connectStatic(o.t.app, o.headers, { externalUserId: 'u_store_fails', values: { apiKey: KEY_OLD } });
     const old = await listed('u_store_fails');
     expect(await types('u_store_fails')).toEqual([['credential.connected', old.id]]);

@@ -10,9 +10,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { storedCredential } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { REFRESH_FAILED, refreshCounts } from '../helpers/refresh-readers.js';
-import { eventTimestamp, listedCredential, outboxRows, subscribe, type Subscriber } from '../helpers/webhook-events.js';
+import { eventTimestamp, listedCredential, outboxRows, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 
 const COOLDOWN = 30;
 
@@ -105,6 +105,10 @@ describe.each(ENGINES)('refresh events on %s', (engine) => {
     o.t.clock.advance(COOLDOWN);
     const again = await o.read('u_outage', 300);
     expect(again.error).toEqual(REFRESH_FAILED);
-    expect(await refreshEvents('u_outage')).toEqual([failed, recovered, event('credential.refresh_failed', 'u_outage', { credential: after, error: again.error })]);
+    expect(await refreshEvents('u_outage')).toEqual([
+      failed,
+      recovered,
+      event('credential.refresh_failed', 'u_outage', { credential: after, error: again.error }),
+    ]);
   });
 });

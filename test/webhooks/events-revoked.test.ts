@@ -16,10 +16,10 @@ import { newSignedInUser } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { addProviderLikeAcme, connectTo, credentialRow } from '../helpers/oauth-credentials.js';
-import { startOAuthTenant, type OAuthTenant } from '../helpers/oauth-tenant.js';
+import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { keys } from '../helpers/test-app.js';
 import { startTokenGate, type TokenGate } from '../helpers/token-gate.js';
-import { eventTimestamp, listedCredential, outboxRows, subscribe, type DeliveredEvent, type Subscriber } from '../helpers/webhook-events.js';
+import { type DeliveredEvent, eventTimestamp, listedCredential, outboxRows, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 
 type Listed = Awaited<ReturnType<typeof listedCredential>>;
 
@@ -83,7 +83,7 @@ describe.each(ENGINES)('credential.revoked events on %s', (engine) => {
     expect(byProvider('openai')).toEqual([revoked('u_leaver', before.openai!, 'not_supported')]);
   });
 
-  it('sends only the named provider\'s event for DELETE ?provider=', async () => {
+  it("sends only the named provider's event for DELETE ?provider=", async () => {
     await o.connect('u_partial');
     await connectStatic(o.t.app, o.headers, { externalUserId: 'u_partial', values: { apiKey: 'sk-proj-PARTIALabcdefghijklmnopqrstuv' } });
     const acme = await listed('u_partial', 'acme');
@@ -124,7 +124,12 @@ describe.each(ENGINES)('credential.revoked events on %s', (engine) => {
     const events = await all.events('u_restatic');
     expect(revokedOnly(events)).toEqual([revoked('u_restatic', old, 'not_supported', { reason: 'replaced', replacedBy: current.id })]);
     const connected = events.filter((e) => e.type === 'credential.connected').map((e) => [e.data.credential.id, e.data.sessionId]);
-    expect(connected.sort()).toEqual([[old.id, first.sessionId], [current.id, second.sessionId]].sort());
+    expect(connected.sort()).toEqual(
+      [
+        [old.id, first.sessionId],
+        [current.id, second.sessionId],
+      ].sort(),
+    );
   });
 
   it('sends reason "replaced" with the provider\'s answer when a second OAuth flow replaces a credential', async () => {
@@ -136,7 +141,7 @@ describe.each(ENGINES)('credential.revoked events on %s', (engine) => {
     expect(revokedOnly(await all.events('u_reoauth'))).toEqual([revoked('u_reoauth', old, 'succeeded', { reason: 'replaced', replacedBy: current.id })]);
   });
 
-  it('holds an OAuth credential\'s event until the provider has answered, then sends that answer', async () => {
+  it("holds an OAuth credential's event until the provider has answered, then sends that answer", async () => {
     await connectTo(o, 'gated', 'u_held');
     const credential = await listed('u_held', 'gated');
     expect((await all.events('u_held')).map((e) => e.type)).toEqual(['credential.connected']);
@@ -166,7 +171,13 @@ describe.each(ENGINES)('credential.revoked events on %s', (engine) => {
     o.t.clock.advance(1);
     // What revokeMember writes in its transaction; the node then dies, so nobody calls answered().
     await o.t.ctx.store.transaction(() =>
-      recordRevocations(o.t.ctx, { serverId: o.tenant.serverId, externalUserId: 'u_dead_node', rows: [row], at: o.t.clock.now().toISOString(), reason: 'revoked' }),
+      recordRevocations(o.t.ctx, {
+        serverId: o.tenant.serverId,
+        externalUserId: 'u_dead_node',
+        rows: [row],
+        at: o.t.clock.now().toISOString(),
+        reason: 'revoked',
+      }),
     );
     const expected = revoked('u_dead_node', credential, 'failed'); // as of the revocation, not of the sending
     const hold = revocationHoldSeconds(o.t.ctx);

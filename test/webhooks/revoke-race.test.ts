@@ -9,8 +9,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createForm } from '../helpers/form-session.js';
 import { connectStatic, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';
-import { startWithTenant, type TestApp } from '../helpers/test-app.js';
-import { listedCredential, subscribe, type Subscriber } from '../helpers/webhook-events.js';
+import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { listedCredential, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 
 const KEY_OLD = 'sk-proj-OLDVALUEabcdefghijklmnopqrstuvw';
 const KEY_NEW = 'sk-proj-NEWVALUEabcdefghijklmnopqrstuvw';
@@ -21,7 +21,7 @@ describe('a revoke racing a hosted form on postgres', () => {
   let all: Subscriber;
   let locker: pg.Client;
   beforeAll(async () => {
-    let tenant;
+    let tenant: Tenant;
     ({ t, tenant, headers } = await startWithTenant('postgres'));
     all = await subscribe(t, tenant.serverId);
     locker = new pg.Client(t.database.url);
@@ -38,7 +38,9 @@ describe('a revoke racing a hosted form on postgres', () => {
     for (let tries = 0; tries < 400; tries++) {
       // Statistics are read once per transaction unless cleared, and the locker is inside one.
       await locker.query('select pg_stat_clear_snapshot()');
-      const { rows } = await locker.query<{ n: string }>(`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
+      const { rows } = await locker.query<{ n: string }>(
+        `select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
+      );
       if (Number(rows[0]!.n) >= count) return;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

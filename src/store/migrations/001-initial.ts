@@ -1,4 +1,4 @@
-import { sql, type Kysely, type ColumnDataType } from 'kysely';
+import { type ColumnDataType, type Kysely, sql } from 'kysely';
 import type { Engine } from '../connections.js';
 
 /** The first schema: every table of the data model, with the indexes the hot paths use. */
@@ -60,9 +60,7 @@ export function initialMigration(engine: Engine) {
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
         .addColumn('label', 'text', (c) => c.notNull())
-        .addColumn('environment', 'text', (c) =>
-          c.notNull().check(sql`environment in ('production', 'staging', 'development', 'other')`),
-        )
+        .addColumn('environment', 'text', (c) => c.notNull().check(sql`environment in ('production', 'staging', 'development', 'other')`))
         .addColumn('digest', 'text', (c) => c.notNull().unique())
         .addColumn('hint', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
@@ -88,11 +86,7 @@ export function initialMigration(engine: Engine) {
         .addUniqueConstraint('audience_members_external_id', ['server_id', 'external_user_id'])
         .execute();
       // Keyset pagination walks (created_at, external_user_id) within a server.
-      await db.schema
-        .createIndex('audience_members_page')
-        .on('audience_members')
-        .columns(['server_id', 'created_at', 'external_user_id'])
-        .execute();
+      await db.schema.createIndex('audience_members_page').on('audience_members').columns(['server_id', 'created_at', 'external_user_id']).execute();
 
       await db.schema
         .createTable('credentials')
@@ -151,11 +145,7 @@ export function initialMigration(engine: Engine) {
         .addColumn('completed_at', 'text')
         .addColumn('credential_id', 'text')
         .execute();
-      await db.schema
-        .createIndex('static_form_sessions_member')
-        .on('static_form_sessions')
-        .columns(['server_id', 'external_user_id', 'status'])
-        .execute();
+      await db.schema.createIndex('static_form_sessions_member').on('static_form_sessions').columns(['server_id', 'external_user_id', 'status']).execute();
 
       await db.schema
         .createTable('oauth_flows')
@@ -167,20 +157,14 @@ export function initialMigration(engine: Engine) {
         .addColumn('verifier', bytes, (c) => c.notNull())
         .addColumn('redirect_uri', 'text')
         .addColumn('scopes', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) =>
-          c.notNull().check(sql`status in ('pending', 'completed', 'failed', 'cancelled')`),
-        )
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'completed', 'failed', 'cancelled')`))
         .addColumn('error_code', 'text')
         .addColumn('expires_at', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('completed_at', 'text')
         .addColumn('credential_id', 'text')
         .execute();
-      await db.schema
-        .createIndex('oauth_flows_member')
-        .on('oauth_flows')
-        .columns(['server_id', 'external_user_id', 'status'])
-        .execute();
+      await db.schema.createIndex('oauth_flows_member').on('oauth_flows').columns(['server_id', 'external_user_id', 'status']).execute();
 
       await db.schema
         .createTable('idempotency_records')

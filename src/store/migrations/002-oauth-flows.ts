@@ -1,4 +1,4 @@
-import { sql, type ColumnDataType, type Kysely } from 'kysely';
+import { type ColumnDataType, type Kysely, sql } from 'kysely';
 import type { Engine } from '../connections.js';
 
 /**
@@ -24,9 +24,7 @@ export function oauthFlowsMigration(engine: Engine) {
         .addColumn('verifier', bytes, (c) => c.notNull())
         .addColumn('redirect_uri', 'text')
         .addColumn('scopes', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) =>
-          c.notNull().check(sql`status in ('pending', 'exchanging', 'completed', 'failed', 'cancelled')`),
-        )
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'exchanging', 'completed', 'failed', 'cancelled')`))
         .addColumn('error_code', 'text')
         .addColumn('expires_at', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())

@@ -18,7 +18,10 @@ export function dashboardMigration() {
         .addColumn('expires_at', 'text', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('dashboard_sessions_member').on('dashboard_sessions').column('member_id').execute();
-      await db.schema.alterTable('members').addColumn('failed_sign_ins', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('members')
+        .addColumn('failed_sign_ins', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('members').addColumn('locked_until', 'text').execute();
     },
   };

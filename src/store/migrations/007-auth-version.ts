@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../connections.js';
 
 /**
@@ -36,7 +36,10 @@ export function authVersionMigration(engine: Engine) {
           end $$`.execute(db);
       }
       for (const [table, columns] of WATCHED) {
-        for (const [event, name] of [[`update of ${columns.join(', ')}`, 'update'], ['delete', 'delete']] as const) {
+        for (const [event, name] of [
+          [`update of ${columns.join(', ')}`, 'update'],
+          ['delete', 'delete'],
+        ] as const) {
           const trigger = sql.raw(`${table}_${name}_bumps_auth_version`);
           const on = sql.raw(`after ${event} on ${table}`);
           if (engine === 'postgres') {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * The background refresh (CONTRACT 5, KEYWARD_BACKGROUND_REFRESH_HOURS; services/background-refresh.ts).

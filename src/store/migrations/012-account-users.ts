@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../connections.js';
 
 /**
@@ -32,7 +32,11 @@ export function accountUsersMigration(engine: Engine) {
         await sql`create index dashboard_sessions_user on dashboard_sessions (user_id)`.execute(db);
       }
       // substr rather than LIKE: LIKE ignores case on SQLite, and "member:" is 7 characters on both.
-      for (const [table, column] of [['audit_events', 'actor'], ['account_keys', 'created_by'], ['account_keys', 'revoked_by']] as const) {
+      for (const [table, column] of [
+        ['audit_events', 'actor'],
+        ['account_keys', 'created_by'],
+        ['account_keys', 'revoked_by'],
+      ] as const) {
         const c = sql.raw(column);
         await sql`update ${sql.raw(table)} set ${c} = 'user:' || substr(${c}, 8) where substr(${c}, 1, 7) = 'member:'`.execute(db);
       }
