@@ -1,42 +1,48 @@
 /**
- * Builds dist/ before the run when any file of src/ is newer than it: the tests that start
- * `keyward serve` or a CLI command run bin/keyward.js, which runs dist/, and must run the code under
- * test, also when vitest is started alone (`npx vitest run test/cli`) after an edit. Type errors do
- * not stop it (tsc emits anyway; `npm test`'s own type-check reports them): a stale dist would.
+ * Builds dist/ (scripts/build.mjs, the same build as `npm run build`) before the run when it does not
+ * match src/: a file of src/ newer than dist/, or a file added or deleted since (dist/ must hold
+ * exactly src/'s files, compiled or copied). The tests that start `keyward serve` or a CLI command run
+ * bin/keyward.js, which runs dist/, and must run the code under test, also when vitest is started
+ * alone (`npx vitest run test/cli`) after an edit. Type errors do not stop it (`npm test`'s own
+ * type-check reports them): a stale dist would.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SRC = join(PROJECT_ROOT, 'src');
+const DIST = join(PROJECT_ROOT, 'dist');
 
-/** The newest modification time in a tree, directories included (a moved or removed file changes its folder's). */
-function newest(dir: string): number {
-  let latest = statSync(dir).mtimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+/** Every file under a folder, as paths relative to it; none when the folder is missing. */
+function filesUnder(dir: string): string[] {
+  try {
+    return readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
+  } catch {
+    return [];
   }
-  return latest;
 }
 
-function builtAt(): number {
-  try {
-    return newest(join(PROJECT_ROOT, 'dist'));
-  } catch {
-    return 0;
-  }
+/** dist/ matches src/ when it holds the output of every source file and nothing else, none older than its source. */
+function upToDate(): boolean {
+  const sources = filesUnder(SRC);
+  const built = new Set(filesUnder(DIST).filter((path) => !/\.(d\.ts|d\.ts\.map|js\.map)$/.test(path)));
+  const outputs = sources.map((path) => path.replace(/\.ts$/, '.js'));
+  if (built.size !== outputs.length || !outputs.every((path) => built.has(path))) return false;
+  return sources.every((path, i) => statSync(join(SRC, path)).mtimeMs <= statSync(join(DIST, outputs[i]!)).mtimeMs);
 }
 
 export default function setup() {
-  if (newest(join(PROJECT_ROOT, 'src')) <= builtAt()) return;
-  const tsc = join(PROJECT_ROOT, 'node_modules/typescript/bin/tsc');
+  if (upToDate()) return;
   try {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: PROJECT_ROOT, stdio: 'pipe' });
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: PROJECT_ROOT, stdio: 'pipe' });
   } catch (error) {
-    const output = String((error as { stdout?: Buffer }).stdout ?? '');
-    process.stderr.write(`dist/ built from a tree with type errors:\n${output.split('\n').slice(0, 10).join('\n')}\n`);
+    // tsc's errors come on stdout, the script's own failure (a folder it could not replace) on stderr.
+    const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
+    const output = `${stdout ?? ''}${stderr ?? ''}`;
+    process.stderr.write(`the build of dist/ failed or found type errors:\n${output.split('\n').slice(0, 10).join('\n')}\n`);
   }
-  execFileSync(process.execPath, ['scripts/copy-assets.mjs'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
 }
