@@ -38,7 +38,7 @@ export interface Config {
   auditRetentionDays: number | null;
   logLevel: string;
   /**
-   * KEYWARD_METRICS_PORT (and KEYWARD_METRICS_HOST, KEYWARD_HOST unless given): where the Prometheus
+   * KEYWARD_METRICS_PORT (and KEYWARD_METRICS_HOST, 127.0.0.1 unless given): where the Prometheus
    * listener answers GET /metrics, apart from the API; null (the default) starts none.
    */
   metrics: { host: string; port: number } | null;
@@ -143,8 +143,12 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
   return decodeMasterKey(readFileSync(file, 'utf8'), file);
 }
 
-/** The metrics listener's address, or null when KEYWARD_METRICS_PORT is unset. Port 0 asks for any free port. */
-function metricsListener(env: Env, api: { host: string; port: number }): Config['metrics'] {
+/**
+ * The metrics listener's address, or null when KEYWARD_METRICS_PORT is unset. Port 0 asks for any free
+ * port. The host is loopback unless KEYWARD_METRICS_HOST says otherwise, not KEYWARD_HOST: an API
+ * listening on 0.0.0.0 must not take its metrics to every interface with it.
+ */
+function metricsListener(env: Env, apiPort: number): Config['metrics'] {
   const raw = env.KEYWARD_METRICS_PORT;
   if (raw === undefined || raw === '') {
     if (env.KEYWARD_METRICS_HOST)
@@ -152,10 +156,10 @@ function metricsListener(env: Env, api: { host: string; port: number }): Config[
     return null;
   }
   const port = wholeNumber(env, 'KEYWARD_METRICS_PORT', 0, 0, 65535);
-  if (port !== 0 && port === api.port) {
-    throw new ConfigError('KEYWARD_METRICS_PORT', `must differ from KEYWARD_PORT (${api.port}): metrics have a listener of their own, never the API's`);
+  if (port !== 0 && port === apiPort) {
+    throw new ConfigError('KEYWARD_METRICS_PORT', `must differ from KEYWARD_PORT (${apiPort}): metrics have a listener of their own, never the API's`);
   }
-  return { host: env.KEYWARD_METRICS_HOST || api.host, port };
+  return { host: env.KEYWARD_METRICS_HOST || '127.0.0.1', port };
 }
 
 function checkPublicUrl(publicUrl: string): void {
@@ -207,7 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     signup: oneOf(env, 'KEYWARD_SIGNUP', SIGNUP_POLICIES, 'first'),
     auditRetentionDays: env.KEYWARD_AUDIT_RETENTION_DAYS ? positiveInteger(env, 'KEYWARD_AUDIT_RETENTION_DAYS', 0, 36_500) : null,
     logLevel,
-    metrics: metricsListener(env, { host, port }),
+    metrics: metricsListener(env, port),
     warnings,
   };
 }

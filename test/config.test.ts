@@ -68,15 +68,19 @@ describe('configuration (CONTRACT 5)', () => {
     }
   });
 
-  it('starts no metrics listener unless KEYWARD_METRICS_PORT is set, and puts it on KEYWARD_HOST unless told', () => {
+  it('starts no metrics listener unless KEYWARD_METRICS_PORT is set, and puts it on loopback unless told, wherever the API listens', () => {
+    // The API on every interface: the metrics stay on 127.0.0.1 all the same.
     const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key, KEYWARD_HOST: '0.0.0.0' };
+    expect(loadConfig(base).host).toBe('0.0.0.0');
     expect(loadConfig(base).metrics).toBeNull();
     expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '' }).metrics).toBeNull();
-    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({ host: '0.0.0.0', port: 9464 });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(loadConfig({ ...base, KEYWARD_HOST: '10.0.0.7', KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464', KEYWARD_METRICS_HOST: '10.0.0.5' }).metrics).toEqual({ host: '10.0.0.5', port: 9464 });
-    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464', KEYWARD_METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ host: '0.0.0.0', port: 9464 });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0 });
     // Both on any free port: they still get two different ports.
-    expect(loadConfig({ ...base, KEYWARD_PORT: '0', KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(loadConfig({ ...base, KEYWARD_PORT: '0', KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0 });
     for (const bad of ['65536', '-1', '9464.5', 'metrics', ' 9464']) {
       expect(refusal({ ...base, KEYWARD_METRICS_PORT: bad })).toBe(`KEYWARD_METRICS_PORT: must be a whole number from 0 to 65535, got "${bad}"`);
     }

@@ -4,8 +4,8 @@
  * their counts. Served only on the separate metrics listener (metrics-server.ts).
  *
  * Label values are bounded: a route is its pattern (`/v1/end-users/:externalUserId`), never the
- * path, which carries end users' ids and form tokens; a provider is a slug; a code is one of the
- * closed list of problem codes.
+ * path, which carries end users' ids and form tokens; a provider is a catalog slug or `custom` (a
+ * tenant's own slugs never show); a code is one of the closed list of problem codes.
  */
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { DeliveryOutcome, RefreshOutcome, ServiceObserver } from '../services/observer.js';
@@ -50,7 +50,7 @@ export class Metrics implements ServiceObserver {
     });
     this.#refreshes = new Counter({
       name: 'keyward_token_refreshes_total',
-      help: 'OAuth token refresh outcomes, on read and in the background, by provider slug.',
+      help: 'OAuth token refresh outcomes, on read and in the background, by catalog provider slug (custom for every custom provider).',
       labelNames: ['provider', 'outcome'],
       registers,
     });

@@ -23,7 +23,7 @@ export type RefreshOutcome = 'refreshed' | 'rejected' | 'failed' | 'no_refresh_t
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
 export interface ServiceObserver {
-  /** One refresh outcome of a credential of `provider` (its slug). */
+  /** One refresh outcome of a credential of `provider`: a catalog slug, or `custom` for any server's own provider. */
   tokenRefresh(provider: string, outcome: RefreshOutcome): void;
   /** A management request refused by the guard, with the problem code it was answered with (CONTRACT 2.1). */
   authFailure(code: string): void;

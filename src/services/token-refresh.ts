@@ -20,6 +20,7 @@ import type { CredentialRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { type CredentialSecret, credentialAad, openCredentialSecret } from './credentials.js';
 import { ProviderCallError, refreshTokens } from './oauth-client.js';
+import type { RefreshOutcome as ObservedOutcome } from './observer.js';
 import { oauthClientSettings } from './providers.js';
 import { eventCredential, recordEvent, type WebhookEvent } from './webhook-events.js';
 
@@ -180,14 +181,23 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
   }
 }
 
+/**
+ * One refresh outcome, told to the observer. A catalog provider is named by its slug; a server's own
+ * provider is `custom`, whatever its slug: a tenant chose that slug, so naming it would make the set
+ * of label values unbounded and show customers' provider names to whoever reads the metrics.
+ */
+function observeRefresh(ctx: ServiceContext, provider: string, outcome: ObservedOutcome): void {
+  ctx.observer?.tokenRefresh(ctx.catalog(provider) ? provider : 'custom', outcome);
+}
+
 /** refreshHeld, its outcome told to the observer; an exception is Keyward's own failure, `error`. */
 async function refreshCounted(ctx: ServiceContext, row: CredentialRow, holder: string): ReturnType<typeof refreshHeld> {
   try {
     const outcome = await refreshHeld(ctx, row, holder);
-    ctx.observer?.tokenRefresh(row.provider, outcome.result);
+    observeRefresh(ctx, row.provider, outcome.result);
     return outcome;
   } catch (error) {
-    ctx.observer?.tokenRefresh(row.provider, 'error');
+    observeRefresh(ctx, row.provider, 'error');
     throw error;
   }
 }
@@ -215,7 +225,7 @@ export async function readFresh(ctx: ServiceContext, row: CredentialRow, minVali
     if (!hasRefreshToken(ctx, current)) return { row: current, failure: null };
     if (attemptStands(ctx, current, since)) {
       // An attempt that ended after this read began is its answer; an earlier one is the cooldown at work.
-      if (current.refresh_attempted_at! < since) ctx.observer?.tokenRefresh(current.provider, 'skipped_cooldown');
+      if (current.refresh_attempted_at! < since) observeRefresh(ctx, current.provider, 'skipped_cooldown');
       return { row: current, failure: storedFailure(current) };
     }
     const holder = await takeLease(ctx, current, since);

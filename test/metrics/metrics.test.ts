@@ -9,7 +9,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/keys/format.js';
 import { UNMATCHED_ROUTE } from '../../src/metrics/http-metrics.js';
 import { type MetricsServer, startMetricsServer } from '../../src/metrics/metrics-server.js';
+import { catalogProvider } from '../../src/providers/catalog.js';
+import type { Provider } from '../../src/providers/types.js';
 import { runBackgroundRefresh } from '../../src/services/background-refresh.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { enableProvider } from '../../src/services/providers.js';
+import type { AuthorizationServer } from '../helpers/authorization-server.js';
 import { ENGINES } from '../helpers/databases.js';
 import { storedCredential } from '../helpers/oauth-credentials.js';
 import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
@@ -23,6 +28,24 @@ const REFRESHES = 'keyward_token_refreshes_total';
 const AUTH_FAILURES = 'keyward_auth_failures_total';
 const MEMBER_ROUTE = '/v1/end-users/:externalUserId';
 
+/**
+ * The catalog's Google with its endpoints moved to the test's authorization server, as a test may
+ * stand a local server in for a public provider: a catalog provider whose tokens can be refreshed here.
+ */
+function googleAt(as: AuthorizationServer): Provider {
+  const google = catalogProvider('google');
+  if (google?.kind !== 'oauth2') throw new Error('the catalog has no OAuth provider google');
+  const { extraAuthorizationParams: _, ...rest } = google;
+  return {
+    ...rest,
+    authorizationUrl: as.authorizationUrl,
+    tokenUrl: as.tokenUrl,
+    revocationUrl: as.revocationUrl,
+    tokenEndpointAuth: 'client_secret_basic',
+    defaultScopes: ['api:read'],
+  };
+}
+
 /** An external user id no metric could contain by chance. */
 const memberId = (what: string) => `${what}|${randomBytes(6).toString('hex')}`;
 
@@ -33,7 +56,9 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
   let api: string;
   const seen: string[] = [];
   beforeAll(async () => {
-    o = await startOAuthTenant(engine, { accessTokenTtlSeconds: 120, listen: true, metrics: true });
+    // Besides the server's custom provider `acme`, the catalog's google, answered by the same authorization server.
+    const catalog = (slug: string) => (slug === 'google' && o ? googleAt(o.as) : catalogProvider(slug));
+    o = await startOAuthTenant(engine, { accessTokenTtlSeconds: 120, listen: true, metrics: true, catalog });
     api = o.t.ctx.publicUrl;
     metrics = await startMetricsServer(o.t.metrics!, { host: '127.0.0.1', port: 0 });
   });
@@ -87,14 +112,14 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect(after.all(REQUESTS).filter((s) => s.labels.route === '/oauth/callback').length).toBeGreaterThanOrEqual(1);
   });
 
-  it('counts refresh outcomes by provider: refreshed, skipped within the cooldown, rejected, failed', async () => {
+  it('counts refresh outcomes: refreshed, skipped within the cooldown, rejected, failed', async () => {
     const [fresh, revoked, outage] = [memberId('fresh'), memberId('revoked'), memberId('outage')];
     seen.push(fresh, revoked, outage);
     for (const member of [fresh, revoked, outage]) await o.connect(member);
     await o.as.revoke((await storedCredential(o, revoked)).refreshToken);
     const before = await scrape(metrics.address);
     const delta = (after: Awaited<ReturnType<typeof scrape>>, outcome: string) =>
-      after.value(REFRESHES, { provider: 'acme', outcome }) - before.value(REFRESHES, { provider: 'acme', outcome });
+      after.value(REFRESHES, { provider: 'custom', outcome }) - before.value(REFRESHES, { provider: 'custom', outcome });
 
     o.t.clock.advance(1);
     expect((await o.read(fresh, 300)).error).toBeUndefined();
@@ -122,12 +147,35 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     const report = (await runBackgroundRefresh(o.t.ctx, { hours: 1 }))!;
     expect(report.refreshed).toBeGreaterThanOrEqual(1);
     const after = await scrape(metrics.address);
-    const delta = (outcome: string) => after.value(REFRESHES, { provider: 'acme', outcome }) - before.value(REFRESHES, { provider: 'acme', outcome });
+    const delta = (outcome: string) => after.value(REFRESHES, { provider: 'custom', outcome }) - before.value(REFRESHES, { provider: 'custom', outcome });
     expect(delta('refreshed')).toBe(report.refreshed);
     expect(delta('failed')).toBe(report.failed);
     expect(delta('rejected')).toBe(report.rejected);
     // Busy credentials were not attempted: nothing else is counted.
     expect(total(after, REFRESHES) - total(before, REFRESHES)).toBe(report.picked - report.busy);
+  });
+
+  // After the background run above, which would otherwise refresh this test's google credential too.
+  it("labels a refresh with its catalog provider's slug, and every custom provider's `custom`: a tenant's slug never shows", async () => {
+    const [ofCatalog, ofCustom] = [memberId('catalog'), memberId('custom')];
+    seen.push(ofCatalog, ofCustom);
+    const { basic } = o.as.clients;
+    await enableProvider(o.t.ctx, { serverId: o.tenant.serverId, slug: 'google', clientId: basic.id, clientSecret: basic.secret, actor: CLI_ACTOR });
+    const start = await o.t.app.inject({ method: 'POST', url: '/v1/oauth/google/start', headers: o.headers, payload: { externalUserId: ofCatalog } });
+    expect(start.statusCode, start.body).toBe(201);
+    expect((await o.callback(await o.as.approve(start.json().authorizationUrl))).statusCode).toBe(200);
+    await o.connect(ofCustom);
+    const before = await scrape(metrics.address);
+    o.t.clock.advance(1);
+    for (const member of [ofCatalog, ofCustom]) expect((await get(`/v1/end-users/${encodeURIComponent(member)}?minValiditySeconds=300`)).status).toBe(200);
+
+    const after = await scrape(metrics.address);
+    const delta = (provider: string) =>
+      after.value(REFRESHES, { provider, outcome: 'refreshed' }) - before.value(REFRESHES, { provider, outcome: 'refreshed' });
+    expect([delta('google'), delta('custom')]).toEqual([1, 1]);
+    expect(total(after, REFRESHES) - total(before, REFRESHES)).toBe(2);
+    expect(new Set(after.all(REFRESHES).map((s) => s.labels.provider))).toEqual(new Set(['google', 'custom']));
+    expect(after.text).not.toContain('acme');
   });
 
   it('counts webhook attempts by what they did to their message: retrying, delivered, failed', async () => {
