@@ -9,7 +9,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import { type GuardHook, managementGuard } from './api/guard-hook.js';
-import { apiErrors, apiPlugin } from './api/plugin.js';
+import { apiPlugin } from './api/plugin.js';
 import { DOCUMENTED_SCHEMAS, WEBHOOKS } from './api/webhook-event-schemas.js';
 import { connectErrors, connectPlugin } from './connect/plugin.js';
 import { DASHBOARD_PAGES } from './dashboard/pages.js';
@@ -21,8 +21,8 @@ import type { ServiceContext } from './services/context.js';
 import { registerAssets } from './web/assets.js';
 import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
-import { type AreaErrors, newRequestId, preRoutingHandlers } from './web/pre-routing.js';
-import { answerErrors, respondWithProblem } from './web/problems.js';
+import { newRequestId, preRoutingHandlers } from './web/pre-routing.js';
+import { answerErrors, PROBLEM_JSON_ERRORS, respondWithProblem } from './web/problems.js';
 import { validatorCompiler } from './web/validation.js';
 
 export interface AppOptions {
@@ -54,16 +54,14 @@ declare module 'fastify' {
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export const BODY_LIMIT = 64 * 1024;
 
-/** Outside every area (probes, assets, the OpenAPI document, unknown paths): problem+json. */
-const OTHER: AreaErrors = { respond: respondWithProblem, page: () => null };
-
 export async function buildApp(options: AppOptions) {
   const { ctx } = options;
   const guard: GuardHook = managementGuard(ctx, { perKey: options.rateLimitPerMinute, failuresPerAddress: options.authFailureLimitPerMinute });
   // Before routing there is no plugin yet: the target's first path segment picks the area that answers.
   const preRouting = preRoutingHandlers({
     guard,
-    areas: { api: apiErrors, pages: connectErrors, dashboard: dashboardErrors, other: OTHER },
+    // Outside every area (probes, assets, the OpenAPI document, unknown paths): problem+json, as under /v1.
+    areas: { api: PROBLEM_JSON_ERRORS, pages: connectErrors, dashboard: dashboardErrors, other: PROBLEM_JSON_ERRORS },
     pageHeaders: PAGE_HEADERS,
     logger: options.logger,
   });
@@ -94,7 +92,7 @@ export async function buildApp(options: AppOptions) {
   });
 
   app.setValidatorCompiler(validatorCompiler);
-  answerErrors(app, OTHER.respond);
+  answerErrors(app, respondWithProblem);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -7,7 +7,6 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import type { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
-import type { AreaErrors } from '../web/pre-routing.js';
 import { answerErrors, respondWithProblem } from '../web/problems.js';
 import { checkQueryEncoding } from '../web/validation.js';
 import { registerConnectStatic } from './connect-static.js';
@@ -18,8 +17,6 @@ import type { GuardHook } from './guard-hook.js';
 import { registerListEndUsers } from './list-end-users.js';
 import { registerOAuthStart } from './oauth-start.js';
 import type { ApiInstance } from './types.js';
-
-export const apiErrors: AreaErrors = { respond: respondWithProblem, page: () => null };
 
 /**
  * A service's refusal, in the contract's codes (domain-problem.ts); its field is reported under /query
@@ -38,7 +35,7 @@ export async function apiPlugin(v1: ApiInstance, options: { ctx: ServiceContext;
   v1.removeContentTypeParser('text/plain');
   v1.addHook('onRequest', options.guard);
   v1.addHook('preValidation', async (request) => checkQueryEncoding(request.url));
-  answerErrors(v1, apiErrors.respond, serviceRefusal);
+  answerErrors(v1, respondWithProblem, serviceRefusal);
   registerOAuthStart(v1, ctx);
   registerConnectStatic(v1, ctx);
   registerListEndUsers(v1, ctx);

@@ -7,6 +7,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problemBody } from '../errors.js';
+import type { AreaErrors } from './pre-routing.js';
 import { fieldErrors } from './validation.js';
 
 const FASTIFY_CODES: Record<string, () => Problem> = {
@@ -75,3 +76,6 @@ export function answerErrors(scope: FastifyInstance, respond: ProblemResponder, 
 
 /** The answer outside every area (probes, assets, unknown paths) and under /v1: problem+json. */
 export const respondWithProblem: ProblemResponder = (request, reply, problem) => sendProblem(reply, problem, request.id);
+
+/** The errors of an area that answers problem+json, before routing as after: the API's, and those outside every area. */
+export const PROBLEM_JSON_ERRORS: AreaErrors = { respond: respondWithProblem, page: () => null };
