@@ -1,25 +1,21 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AuthFixture, createAuthFixture } from '../helpers/auth-fixture.js';
 import {
-  type AuthFixture,
-  appRouteTable,
   bearer,
-  createAuthFixture,
   encodedVariants,
   expectPassed,
   expectRefusal,
   GENERATED_REQUEST_ID,
   GUARD_CASES,
-  type MatrixRoute,
-  matrixRoutes,
   PRECEDENCE_CASES,
-  type RouteRequests,
   rawHttp,
   secretsOf,
   send,
 } from '../helpers/auth-matrix.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
+import { appRouteTable, type MatrixRoute, matrixRoutes, type RouteRequests } from '../helpers/route-table.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const RATE_LIMIT = 3;

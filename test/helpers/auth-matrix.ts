@@ -1,18 +1,13 @@
 /**
  * The fifteen steps of CONTRACT 2.1 as data: for each step, requests whose first failing condition is
- * that step, the real keys and servers those conditions need, and the checks every guard answer must
- * pass. test/api/auth-matrix.test.ts runs it against every /v1 route in the app's route table.
+ * that step (made with the real keys and servers of auth-fixture.ts), and the checks every guard
+ * answer must pass. test/api/auth-matrix.test.ts runs it against every /v1 route in the app's route table.
  */
 import { connect } from 'node:net';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { expect } from 'vitest';
-import type { RouteEntry } from '../../src/app.js';
-import { generateKey } from '../../src/keys/format.js';
-import { createAccountKey, revokeAccountKey } from '../../src/services/account-keys.js';
-import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { createServer, rotateServerKey } from '../../src/services/servers.js';
-import { createTenant, startTestApp, type Tenant, type TestApp } from './test-app.js';
+import type { AuthFixture } from './auth-fixture.js';
+import type { MatrixRoute } from './route-table.js';
 
 export const STEPS: Record<number, { status: number; code: string }> = {
   1: { status: 403, code: 'browser_access_forbidden' },
@@ -34,112 +29,6 @@ export const STEPS: Record<number, { status: number; code: string }> = {
 export const GUARD_CODES = new Set(Object.values(STEPS).map((s) => s.code));
 const INVALID_TOKEN_STEPS = new Set([4, 5, 8, 9, 10]);
 export const GENERATED_REQUEST_ID = /^req_[0-9a-f]{32}$/;
-
-export interface MatrixRoute {
-  name: string;
-  method: 'GET' | 'POST' | 'DELETE';
-  path: string;
-  body?: Record<string, unknown>;
-  /** What the handler answers a fully valid request with. */
-  ok: { status: number; code?: string };
-}
-
-/** The matrix's request for one route: the route named as the router holds it, `GET /v1/end-users/:externalUserId`. */
-export type RouteRequests = Record<string, Omit<MatrixRoute, 'name' | 'method'>>;
-
-/**
- * The /v1 routes in an app's route table, each with its request from `requests`. A route with no
- * request is `missing` and a request naming no route is `stale`: the matrix asserts both are empty,
- * so a new /v1 route cannot escape the fifteen steps.
- */
-export function matrixRoutes(table: readonly RouteEntry[], requests: RouteRequests) {
-  const names = [...new Set(table.filter((r) => r.url === '/v1' || r.url.startsWith('/v1/')).map((r) => `${r.method} ${r.url}`))];
-  const routes: MatrixRoute[] = names
-    .filter((name) => Object.hasOwn(requests, name))
-    .map((name) => ({ name, method: name.split(' ', 1)[0] as MatrixRoute['method'], ...requests[name]! }));
-  return {
-    routes,
-    missing: names.filter((name) => !Object.hasOwn(requests, name)),
-    stale: Object.keys(requests).filter((name) => !names.includes(name)),
-  };
-}
-
-/** The route table of a real app (on SQLite), read once while a test file is collected. */
-export async function appRouteTable(): Promise<RouteEntry[]> {
-  const t = await startTestApp('sqlite');
-  try {
-    return [...t.app.routeTable];
-  } finally {
-    await t.close();
-  }
-}
-
-export interface AuthFixture {
-  tenant: Tenant;
-  rateLimitPerMinute: number;
-  /** A new live key of the tenant, so each request meant to pass starts with a full rate-limit window. */
-  freshAccountKey(): Promise<string>;
-  revokedAccountKey: string;
-  expiredAccountKey: string;
-  revokedAndExpiredAccountKey: string;
-  neverIssuedAccountKey: string;
-  neverIssuedServerKey: string;
-  rotatedOutServerKey: string;
-  inGraceServerKey: string;
-  personalServerKey: string;
-  otherAccountServerKey: string;
-  otherAccountRotatedOutServerKey: string;
-  otherAccountPersonalServerKey: string;
-}
-
-export async function createAuthFixture(t: TestApp, rateLimitPerMinute: number): Promise<AuthFixture> {
-  const { ctx, clock } = t;
-  // The tenant's first server key is rotated with a day of grace: both keys reach the same server,
-  // its providers and its audience, so a request on the old one must answer as on the new one.
-  const original = await createTenant(ctx);
-  await enableProvider(ctx, { serverId: original.serverId, slug: 'github', clientId: 'gh-matrix', clientSecret: 'gh-matrix-secret', actor: CLI_ACTOR });
-  const current = await rotateServerKey(ctx, original.serverId, 86_400, CLI_ACTOR);
-  const tenant: Tenant = { ...original, serverKey: current.serverKey };
-  const accountKey = async (expiresAt?: string) => createAccountKey(ctx, { accountId: tenant.accountId, label: 'matrix', expiresAt, actor: CLI_ACTOR });
-  const inAMinute = new Date(clock.now().getTime() + 60_000).toISOString();
-  const expired = await accountKey(inAMinute);
-  const revokedAndExpired = await accountKey(inAMinute);
-  await revokeAccountKey(ctx, revokedAndExpired.keyId, CLI_ACTOR);
-  const revoked = await accountKey();
-  await revokeAccountKey(ctx, revoked.keyId, CLI_ACTOR);
-  clock.advance(61);
-
-  const rotatedOut = await createServer(ctx, { accountId: tenant.accountId, name: 'Rotated', mode: 'business', actor: CLI_ACTOR });
-  await rotateServerKey(ctx, rotatedOut.serverId, 0, CLI_ACTOR);
-  const personal = await createServer(ctx, { accountId: tenant.accountId, name: 'Personal', mode: 'personal', actor: CLI_ACTOR });
-  const other = await createTenant(ctx);
-  const otherCurrent = await rotateServerKey(ctx, other.serverId, 0, CLI_ACTOR);
-  const otherPersonal = await createTenant(ctx, { mode: 'personal' });
-  let lastFresh: string | null = null;
-
-  return {
-    tenant,
-    rateLimitPerMinute,
-    // The one before is revoked: an account holds at most 50 live keys, and each test uses only its newest.
-    freshAccountKey: async () => {
-      if (lastFresh) await revokeAccountKey(ctx, lastFresh, CLI_ACTOR);
-      const fresh = await accountKey();
-      lastFresh = fresh.keyId;
-      return fresh.key;
-    },
-    revokedAccountKey: revoked.key,
-    expiredAccountKey: expired.key,
-    revokedAndExpiredAccountKey: revokedAndExpired.key,
-    neverIssuedAccountKey: generateKey('account'),
-    neverIssuedServerKey: generateKey('server'),
-    rotatedOutServerKey: rotatedOut.serverKey,
-    inGraceServerKey: original.serverKey,
-    personalServerKey: personal.serverKey,
-    otherAccountServerKey: otherCurrent.serverKey,
-    otherAccountRotatedOutServerKey: other.serverKey,
-    otherAccountPersonalServerKey: otherPersonal.serverKey,
-  };
-}
 
 const hex = (char: string, upper: boolean) => {
   const code = `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`;
