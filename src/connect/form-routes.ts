@@ -3,15 +3,15 @@
  * CSRF: a random nonce in an HttpOnly, SameSite=Strict cookie, and in the form a MAC of the form id
  * and that nonce; a cross-site POST has neither.
  */
-import { randomBytes } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, type OpenForm, openForm } from '../services/static-forms.js';
-import { cookie, readCookie } from '../web/cookies.js';
+import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
 import { setPageHeaders } from '../web/page-headers.js';
+import { nonceCookie } from '../web/tokens.js';
 import { redirectToApp } from './app-redirect.js';
 import { formPage, messagePage, successPage } from './form-page.js';
 
@@ -32,11 +32,7 @@ export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceCon
     setPageHeaders(reply, redirectOrigin(form));
     if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
     if (form.state === 'gone') return reply.code(410).send(messagePage(410));
-    let nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
-    if (!nonce || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
-      nonce = randomBytes(32).toString('base64url');
-      reply.header('set-cookie', cookie(CSRF_COOKIE, nonce, { path: '/connect', sameSite: 'Strict', secure: secureCookie }));
-    }
+    const nonce = nonceCookie(request, reply, { name: CSRF_COOKIE, path: '/connect', secure: secureCookie });
     return reply.send(formPage({ provider: form.provider, csrf: csrfFor(form.id, nonce), values: {}, errors: {} }));
   });
 

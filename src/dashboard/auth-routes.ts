@@ -8,7 +8,6 @@
  * an account: sign-up answers the same redirect to "Sign in" whether it made an account or found the
  * email taken, and sign-in's failures and lock-out read the same for every email.
  */
-import { randomBytes } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AddressLimit } from '../auth/rate-limit.js';
@@ -17,6 +16,7 @@ import type { ServiceContext } from '../services/context.js';
 import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/sessions.js';
 import { cookie, readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
+import { nonceCookie } from '../web/tokens.js';
 import { expiredAnonymousForm, signInForm, signUpClosed, signUpForm } from './auth-views.js';
 import { refusalOf } from './domain-errors.js';
 import { Filled, formErrors, formRoute, Notice, PublicForm, Query, queryRoute, refuseMalformed, Text } from './form-schemas.js';
@@ -47,9 +47,9 @@ const NOTICES: Record<string, string> = {
 
 const SignInQuery = Query({ notice: Notice });
 // A password is taken as typed: spaces count, so only an empty one is "not entered".
-const SignInBody = PublicForm({ email: Filled(), password: Type.String({ minLength: 1, maxLength: 4096 }) });
+export const SignInBody = PublicForm({ email: Filled(), password: Type.String({ minLength: 1, maxLength: 4096 }) });
 // The account's rules (a name's length, an email's form, a password's length) are the service's.
-const SignUpBody = PublicForm({ accountName: Text(), email: Text(), password: Text() });
+export const SignUpBody = PublicForm({ accountName: Text(), email: Text(), password: Text() });
 
 const TOO_MANY_FROM_ADDRESS = 'Too many attempts from this address. Wait a minute and try again.';
 
@@ -61,13 +61,8 @@ export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, 
   const anonCsrf = (nonce: string) => ctx.vault.mac(`dashboard-anon-csrf|${nonce}`);
 
   /** The nonce of this browser's anonymous forms, made (and set as a cookie) on its first visit. */
-  function formNonce(request: FastifyRequest, reply: FastifyReply): string {
-    const given = readCookie(request.headers.cookie, ANON_CSRF_COOKIE);
-    if (given && /^[A-Za-z0-9_-]{43}$/.test(given)) return given;
-    const nonce = randomBytes(32).toString('base64url');
-    reply.header('set-cookie', cookie(ANON_CSRF_COOKIE, nonce, { path: '/dashboard', sameSite: 'Strict', secure: options.secure }));
-    return nonce;
-  }
+  const formNonce = (request: FastifyRequest, reply: FastifyReply) =>
+    nonceCookie(request, reply, { name: ANON_CSRF_COOKIE, path: '/dashboard', secure: options.secure });
   function csrfValid(request: FastifyRequest): boolean {
     const nonce = readCookie(request.headers.cookie, ANON_CSRF_COOKIE);
     return !!nonce && sameText(formText(request.body, 'csrf'), anonCsrf(nonce));
