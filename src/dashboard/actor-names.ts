@@ -10,13 +10,23 @@ export function userActor(userId: string): string {
 }
 
 /**
+ * The user id in a dashboard user's actor string: `user:usr_…`, or `member:usr_…`, the spelling before
+ * migration 012, which a node still running the previous version may write during an upgrade.
+ */
+function userIdOf(actor: string): string | undefined {
+  if (actor.startsWith('user:')) return actor.slice('user:'.length);
+  if (actor.startsWith('member:usr_')) return actor.slice('member:'.length);
+  return undefined;
+}
+
+/**
  * How each actor of a list is named on a page: a dashboard user by email, the CLI, an account key by label and
  * hint, an end user, a browser. Users and keys are looked up within the account only, so an actor
  * string can never reveal another account's user or key.
  */
 export async function actorNames(ctx: ServiceContext, accountId: string, actors: Iterable<string>): Promise<Map<string, string>> {
   const unique = [...new Set(actors)];
-  const userIds = unique.filter((a) => a.startsWith('user:')).map((a) => a.slice('user:'.length));
+  const userIds = unique.flatMap((a) => userIdOf(a) ?? []);
   const keyIds = unique.filter((a) => a.startsWith('api:')).map((a) => a.slice('api:'.length));
   const users = await ctx.store.accounts.userEmails(accountId, userIds);
   const keys = await ctx.store.keys.accountKeyNames(accountId, keyIds);
@@ -24,10 +34,11 @@ export async function actorNames(ctx: ServiceContext, accountId: string, actors:
   const keyNames = new Map(keys.map((k) => [k.id, `API key ${k.label} (${k.hint})`]));
   const names = new Map<string, string>();
   for (const actor of unique) {
-    if (actor === 'cli') names.set(actor, 'CLI');
+    const userId = userIdOf(actor);
+    if (userId !== undefined) names.set(actor, emails.get(userId) ?? 'A former user');
+    else if (actor === 'cli') names.set(actor, 'CLI');
     else if (actor === 'browser') names.set(actor, 'A browser');
     else if (actor.startsWith('end_user:')) names.set(actor, 'End user');
-    else if (actor.startsWith('user:')) names.set(actor, emails.get(actor.slice('user:'.length)) ?? 'A former user');
     else if (actor.startsWith('api:')) names.set(actor, keyNames.get(actor.slice('api:'.length)) ?? 'An account API key');
     else names.set(actor, 'Keyward');
   }

@@ -5,12 +5,12 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Problem } from '../errors.js';
 import { type CredentialSummary, findMemberCredential, listMembers, revokeMember } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
 import { listServerProviders } from '../services/providers.js';
 import { userActor } from './actor-names.js';
 import { audiencePage, audienceUrl, type ProviderNames, personalModePage, revokePage } from './audience-views.js';
+import { notFoundPage } from './domain-errors.js';
 import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
@@ -37,7 +37,7 @@ const ListQuery = Query({
 // A credential not named in full is the same 404 as an unknown one.
 const CredentialFields = { externalUserId: Text(1024), provider: Text(100) };
 const RevokeQuery = Query(CredentialFields);
-const RevokeBody = SignedInForm(CredentialFields);
+export const RevokeBody = SignedInForm(CredentialFields);
 
 type ServerParams = { serverId: string };
 
@@ -45,7 +45,8 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
   /** The server of the URL, in the signed-in user's account and in business mode (else the same 404 as an unknown one). */
   async function businessServer(request: FastifyRequest<{ Params: ServerParams }>): Promise<AccountServer> {
     const server = await serverOfAccount(ctx, pageContext(request).user.accountId, request.params.serverId);
-    if (server.mode !== 'business') throw new Problem('route_not_found', 'A personal-mode server has no audience.');
+    // A personal-mode server has no audience: the same 404 as an unknown server.
+    if (server.mode !== 'business') throw notFoundPage();
     return server;
   }
 
@@ -80,7 +81,7 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
   async function namedCredential(server: AccountServer, externalUserId: string, provider: string): Promise<CredentialSummary> {
     // An empty provider would make revokeMember erase every credential of the member: never pass one.
     const found = externalUserId && provider ? await findMemberCredential(ctx, server.id, externalUserId, provider) : null;
-    if (!found) throw new Problem('credential_not_found', 'No such credential on this server.');
+    if (!found) throw notFoundPage();
     return found;
   }
 

@@ -17,7 +17,7 @@ export interface ProviderNames {
   nameOf: (slug: string) => string;
 }
 
-export type AudienceFilter = { provider: string; prefix: string };
+type AudienceFilter = { provider: string; prefix: string };
 
 export function audienceUrl(server: AccountServer, query: Record<string, string> = {}): string {
   const search = new URLSearchParams(Object.entries(query).filter(([, v]) => v)).toString();

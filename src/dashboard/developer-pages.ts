@@ -7,12 +7,11 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { Problem } from '../errors.js';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/account-keys.js';
 import type { ServiceContext } from '../services/context.js';
 import { actorNames, userActor } from './actor-names.js';
 import { developerPage, type GenerateForm, KEYS_URL, keysPage, revokeKeyPage } from './developer-views.js';
-import { refusalOf } from './domain-errors.js';
+import { notFoundPage, refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';
 import { CreateForm, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import type { FieldErrors } from './forms.js';
@@ -26,7 +25,7 @@ const NOTICES: Record<string, string> = {
   'key-already-revoked': 'That key was revoked already.',
 };
 
-const GenerateBody = CreateForm({ label: Text(), environment: Text(), expiresAt: Text(64) });
+export const GenerateBody = CreateForm({ label: Text(), environment: Text(), expiresAt: Text(64) });
 const KeysQuery = Query({ notice: Notice });
 /** "Revoke": a button and the CSRF token. */
 const RevokeBody = SignedInForm({});
@@ -53,7 +52,7 @@ async function loadKeysPage(
 /** The account's own key, or the 404 every unknown or foreign key id gets. */
 async function keyOfAccount(ctx: ServiceContext, accountId: string, keyId: string) {
   const key = await ctx.store.keys.accountKeyOfAccount(accountId, keyId);
-  if (!key) throw new Problem('route_not_found', 'No such account API key in this account.');
+  if (!key) throw notFoundPage();
   return key;
 }
 
@@ -96,7 +95,7 @@ export const registerDeveloperPages: PageRoutes = (scope, ctx) => {
       back: { href: KEYS_URL, label: 'Account API Keys' },
       lost: 'If you did not see the key it made, revoke the newest key in the list and generate another.',
     };
-    return createOnce(ctx, request, reply, context, target, async () => {
+    return createOnce(ctx, request.body.once, reply, context, target, async () => {
       try {
         const { key } = await createAccountKey(ctx, {
           accountId: context.user.accountId,

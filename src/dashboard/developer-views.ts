@@ -21,7 +21,7 @@ export interface GenerateForm {
   problem?: string;
 }
 
-export const EMPTY_GENERATE_FORM: GenerateForm = { values: { label: '', environment: 'production', expiresAt: '' }, errors: {} };
+const EMPTY_GENERATE_FORM: GenerateForm = { values: { label: '', environment: 'production', expiresAt: '' }, errors: {} };
 
 function status(key: AccountKeyView, now: string): { text: 'Active' | 'Revoked' | 'Expired'; badge: string } {
   if (key.revokedAt) return { text: 'Revoked', badge: 'bad' };

@@ -35,11 +35,11 @@ export interface Refusal {
 }
 
 /** Whether a service refused because the thing asked for does not exist. */
-export function isNotFound(error: unknown): boolean {
+function isNotFound(error: unknown): boolean {
   return error instanceof DomainError && NOT_FOUND.has(error.code);
 }
 
-/** The 404 page for a missing thing, saying nothing of whose it was. */
+/** The 404 page for a missing thing, saying nothing of whose it was: the one way every dashboard page answers one. */
 export function notFoundPage(): Problem {
   return new Problem('route_not_found', 'No such page in this account.');
 }

@@ -6,10 +6,9 @@
  * Chosen over Post/Redirect/Get with a flash: PRG stops a reload but not a double click, whose two
  * POSTs are both in flight before any redirect; and the nonce needs no secret kept on the server.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import { claimFormNonce, FORM_NONCE, releaseFormNonce } from '../services/dashboard-forms.js';
-import { formText } from '../web/form-fields.js';
 import { sendPage } from './layout.js';
 import { alreadySubmittedBody, type Breadcrumb, dashboardPage, formExpiredPage, type PageContext, type Section } from './layout-views.js';
 
@@ -22,30 +21,29 @@ export interface OnceTarget {
 }
 
 /**
- * Runs `create` only for the first submission of the form. An answer with an error status made
- * nothing, so its nonce is given back and the same form may be sent again (after a correction, or a
- * reload once the cause is gone).
+ * Runs `create` only for the first submission of the form, whose nonce is `once` (the body's, as its
+ * schema let it through). An answer with an error status made nothing, so its nonce is given back and
+ * the same form may be sent again (after a correction, or a reload once the cause is gone).
  */
 export async function createOnce(
   ctx: ServiceContext,
-  request: FastifyRequest,
+  once: string | undefined,
   reply: FastifyReply,
   context: PageContext,
   target: OnceTarget,
   create: () => Promise<FastifyReply>,
 ): Promise<FastifyReply> {
-  const nonce = formText(request.body, 'once');
-  if (!FORM_NONCE.test(nonce)) return sendPage(reply, formExpiredPage(), 403);
-  if (!(await claimFormNonce(ctx, nonce))) {
+  if (once === undefined || !FORM_NONCE.test(once)) return sendPage(reply, formExpiredPage(), 403);
+  if (!(await claimFormNonce(ctx, once))) {
     const body = alreadySubmittedBody(target);
     return sendPage(reply, dashboardPage(context, { title: 'Form already submitted', section: target.section, body }), 409);
   }
   try {
     const answer = await create();
-    if (reply.statusCode >= 400) await releaseFormNonce(ctx, nonce);
+    if (reply.statusCode >= 400) await releaseFormNonce(ctx, once);
     return answer;
   } catch (error) {
-    await releaseFormNonce(ctx, nonce);
+    await releaseFormNonce(ctx, once);
     throw error;
   }
 }

@@ -10,6 +10,8 @@
  * has words for it) gets the form's own message beside it and the page answers 422; anything else (a
  * field no form of ours has, a list where a text was expected) is a request our pages did not make,
  * and the answer is the dashboard's 400 page.
+ *
+ * The page files export their body schemas (`…Body`), so tests post the fields the forms have.
  */
 import { type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';

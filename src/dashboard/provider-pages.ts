@@ -42,8 +42,8 @@ const CUSTOM_OAUTH_FIELDS = {
 type FormOutcome = { values: Record<string, string>; errors: FieldErrors; problem?: string; notice?: string };
 
 // Which provider, its endpoints and its client are the services' to judge; the forms say what was left empty.
-const EnableBody = SignedInForm({ provider: Filled(100), clientId: Text(), clientSecret: Text(), scopes: Text() });
-const CustomOAuthBody = SignedInForm({
+export const EnableBody = SignedInForm({ provider: Filled(100), clientId: Text(), clientSecret: Text(), scopes: Text() });
+export const CustomOAuthBody = SignedInForm({
   oauthSlug: Filled(),
   oauthName: Text(),
   authorizationUrl: Filled(),
@@ -54,7 +54,7 @@ const CustomOAuthBody = SignedInForm({
   oauthScopes: Text(),
   tokenAuth: Text(),
 });
-const CustomStaticBody = SignedInForm({ staticSlug: Filled(), staticName: Text(), fields: Text() });
+export const CustomStaticBody = SignedInForm({ staticSlug: Filled(), staticName: Text(), fields: Text() });
 const PageQuery = Query({ notice: Notice });
 
 /** What each form says of a required field left empty. */
@@ -119,11 +119,12 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
 
   scope.post<{ Params: ServerParams; Body: Static<typeof EnableBody> }>('/servers/:serverId/providers', formRoute(EnableBody), (request, reply) =>
     handle(request, reply, 'enable', async (server): Promise<FormOutcome> => {
+      // Before any value is read: a refused body may hold a list where one text goes (the 400 page).
+      const leftEmpty = formErrors(request, LEFT_EMPTY);
       const { body } = request;
       const values = { provider: (body.provider ?? '').trim(), clientId: (body.clientId ?? '').trim(), scopes: (body.scopes ?? '').trim() };
       const clientSecret = (body.clientSecret ?? '').trim();
-      const invalid = formErrors(request, LEFT_EMPTY);
-      if (invalid) return { values, errors: invalid };
+      if (leftEmpty) return { values, errors: leftEmpty };
       try {
         await enableProvider(ctx, {
           serverId: server.id,
@@ -146,11 +147,11 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
     formRoute(CustomOAuthBody),
     (request, reply) =>
       handle(request, reply, 'custom-oauth', async (server) => {
+        const errors = formErrors(request, LEFT_EMPTY);
         const values: Record<string, string> = {};
         // Every field but the secret is kept for a refused form to show again.
         for (const [name, typed] of Object.entries(request.body)) if (name !== 'csrf' && name !== 'oauthClientSecret') values[name] = (typed ?? '').trim();
         const clientSecret = (request.body.oauthClientSecret ?? '').trim();
-        const errors = formErrors(request, LEFT_EMPTY);
         if (errors) return { values, errors };
         try {
           await addCustomOAuthProvider(ctx, {
@@ -162,7 +163,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
             revocationUrl: values.revocationUrl || undefined,
             clientId: values.oauthClientId!,
             clientSecret,
-            scopes: parseScopes(values.oauthScopes!),
+            scopes: parseScopes(values.oauthScopes ?? ''),
             tokenAuth: values.tokenAuth || undefined,
             actor: userActor(pageContext(request).user.userId),
           });
@@ -179,6 +180,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
     formRoute(CustomStaticBody),
     (request, reply) =>
       handle(request, reply, 'custom-static', async (server) => {
+        const errors: FieldErrors = formErrors(request, LEFT_EMPTY) ?? {};
         const { body } = request;
         // Field specs are kept as typed (only line ends normalised), so a refused textarea reads the same.
         const values = {
@@ -186,7 +188,6 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
           staticName: (body.staticName ?? '').trim(),
           fields: (body.fields ?? '').replace(/\r\n?/g, '\n'),
         };
-        const errors: FieldErrors = formErrors(request, LEFT_EMPTY) ?? {};
         const fields: StaticField[] = [];
         const lineErrors: string[] = [];
         values.fields.split('\n').forEach((typed, i) => {
@@ -199,8 +200,8 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
             lineErrors.push(`Line ${i + 1}: ${error.detail}.`);
           }
         });
-        if (fields.length === 0 && lineErrors.length === 0) errors.fields = 'Enter at least one field, one per line, e.g. apiKey:API key:secret';
-        else if (lineErrors.length) errors.fields = lineErrors.join(' ');
+        // No field at all is the service's to refuse (beside Fields, in its words).
+        if (lineErrors.length) errors.fields = lineErrors.join(' ');
         if (Object.keys(errors).length) return { values, errors };
         try {
           await addCustomStaticProvider(ctx, {

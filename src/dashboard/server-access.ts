@@ -2,8 +2,8 @@
  * A server page belongs to one account: every server route looks the server up through the signed-in
  * user's account, so another account's server id answers the same 404 as an id that does not exist.
  */
-import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
+import { notFoundPage } from './domain-errors.js';
 
 export interface AccountServer {
   id: string;
@@ -14,6 +14,6 @@ export interface AccountServer {
 
 export async function serverOfAccount(ctx: ServiceContext, accountId: string, serverId: string): Promise<AccountServer> {
   const server = await ctx.store.servers.ofAccount(accountId, serverId);
-  if (!server) throw new Problem('route_not_found', 'No such server in this account.');
+  if (!server) throw notFoundPage();
   return server;
 }

@@ -30,10 +30,10 @@ import { pageContext } from './plugin.js';
 import { type AccountServer, serverOfAccount } from './server-access.js';
 import { GRACE_OPTIONS, type OverviewState, overviewPage, type ServerFormState, serversPage } from './server-views.js';
 
-const CreateServerBody = CreateForm({ name: Text(), mode: Text() });
-const ModeBody = SignedInForm({ mode: Text() });
-const RotateKeyBody = CreateForm({ grace: Choice(GRACE_OPTIONS.map((o) => o.value)) });
-const RedirectUriBody = SignedInForm({ uri: Text() });
+export const CreateServerBody = CreateForm({ name: Text(), mode: Text() });
+export const ModeBody = SignedInForm({ mode: Text() });
+export const RotateKeyBody = CreateForm({ grace: Choice(GRACE_OPTIONS.map((o) => o.value)) });
+export const RedirectUriBody = SignedInForm({ uri: Text() });
 const OverviewQuery = Query({ notice: Notice });
 
 type Params = { Params: { serverId: string } };
@@ -61,16 +61,16 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
 
   scope.post<{ Body: Static<typeof CreateServerBody> }>('/servers', formRoute(CreateServerBody), async (request, reply) => {
     const context = pageContext(request);
-    const values = { name: request.body.name ?? '', mode: request.body.mode ?? '' };
     // Only a text past the server's bound can fail here: the name's and the mode's rules are the service's.
     const errors = formErrors(request);
+    const values = { name: request.body.name ?? '', mode: request.body.mode ?? '' };
     if (errors) return sendPage(reply, await listPage(context, { values, errors }), 422);
     const target = {
       section: 'servers' as const,
       back: { href: '/dashboard/servers', label: 'Servers' },
       lost: 'If you did not see the server it made, it is in the list: rotate its key there to get one you can copy.',
     };
-    return createOnce(ctx, request, reply, context, target, async () => {
+    return createOnce(ctx, request.body.once, reply, context, target, async () => {
       try {
         const { serverId, serverKey } = await createServer(ctx, {
           accountId: context.user.accountId,
@@ -123,7 +123,7 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
       back: { href: `/dashboard/servers/${server.id}`, label: server.name },
       lost: 'If you did not see the new key, rotate the key again: the key it made is then replaced too.',
     };
-    return createOnce(ctx, request, reply, context, target, async () => {
+    return createOnce(ctx, request.body.once, reply, context, target, async () => {
       const { serverKey } = await rotateServerKey(ctx, server.id, Number(grace), userActor(context.user.userId));
       return sendPage(
         reply,
@@ -139,8 +139,8 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
   scope.post<Params & { Body: Static<typeof RedirectUriBody> }>('/servers/:serverId/redirect-uris', formRoute(RedirectUriBody), async (request, reply) => {
     const context = pageContext(request);
     const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
-    const uri = (request.body.uri ?? '').trim();
     const errors = formErrors(request);
+    const uri = (request.body.uri ?? '').trim();
     if (errors) return sendPage(reply, await overview(context, server, { values: { uri }, errors }), 422);
     try {
       await allowRedirectUri(ctx, server.id, uri);

@@ -28,7 +28,7 @@ const DEFAULT_GRACE = '86400';
 export type ServerTab = 'overview' | 'providers' | 'audience' | 'webhooks';
 
 /** The tabs of one server's pages. */
-export function serverTabs(server: AccountServer, active: ServerTab): SafeHtml {
+function serverTabs(server: AccountServer, active: ServerTab): SafeHtml {
   const tabs: { id: ServerTab; label: string; href: string }[] = [
     { id: 'overview', label: 'Overview', href: `/dashboard/servers/${server.id}` },
     { id: 'providers', label: 'Providers', href: `/dashboard/servers/${server.id}/providers` },

@@ -24,7 +24,7 @@ import {
 } from '../services/webhook-endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
 import { userActor } from './actor-names.js';
-import { isNotFound, notFoundPage, refusalOf } from './domain-errors.js';
+import { refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';
 import { Checked, Choice, CreateForm, Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';
@@ -52,8 +52,8 @@ const NOTICES: Record<string, string> = {
 };
 
 // Event names are the service's to check (an unknown one is refused beside Events), so they are text here.
-const AddBody = CreateForm({ url: Filled(), events: Checked(Type.String({ maxLength: 100 })) });
-const RotateBody = CreateForm({ grace: Choice(SECRET_GRACE_OPTIONS.map((o) => o.value)) });
+export const AddBody = CreateForm({ url: Filled(), events: Checked(Type.String({ maxLength: 100 })) });
+export const RotateBody = CreateForm({ grace: Choice(SECRET_GRACE_OPTIONS.map((o) => o.value)) });
 /** "Remove" and "Resend": a button and the CSRF token, nothing else. */
 const ButtonBody = SignedInForm({});
 const NoticeQuery = Query({ notice: Notice });
@@ -69,16 +69,6 @@ function listOf(value: string | string[] | undefined): string[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-/** A service's "no such …" as the dashboard's 404, whatever else it is passed on. */
-async function orNotFound<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (isNotFound(error)) throw notFoundPage();
-    throw error;
-  }
-}
-
 export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext) {
   async function accountServer(request: FastifyRequest<{ Params: { serverId: string } }>) {
     return serverOfAccount(ctx, pageContext(request).user.accountId, request.params.serverId);
@@ -87,7 +77,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
   /** The server and the endpoint of the URL, both the signed-in user's (else a 404). */
   async function accountEndpoint(request: FastifyRequest<{ Params: { serverId: string; webhookId: string } }>) {
     const server = await accountServer(request);
-    const endpoint = await orNotFound(() => getWebhookEndpoint(ctx, request.params.webhookId, server.id));
+    const endpoint = await getWebhookEndpoint(ctx, request.params.webhookId, server.id);
     return { server, endpoint };
   }
 
@@ -125,7 +115,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
       back: { href: webhooksUrl(server), label: 'Webhooks' },
       lost: 'If you did not see the signing secret, open the new endpoint and rotate its secret with no grace period to get one you can copy.',
     };
-    return createOnce(ctx, request, reply, context, target, async () => {
+    return createOnce(ctx, request.body.once, reply, context, target, async () => {
       try {
         // Every type checked is a subscription to everything, types added later included. Counted as a
         // set of known types: a posted duplicate or unknown name must not pass for "all".
@@ -177,10 +167,13 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
         back: { href: endpointUrl(server, endpoint.id), label: 'the endpoint' },
         lost: 'If you did not see the new secret, rotate it again: the secret it made is then replaced too.',
       };
-      return createOnce(ctx, request, reply, context, target, async () => {
-        const { secret } = await orNotFound(() =>
-          rotateWebhookSecret(ctx, { webhookId: endpoint.id, serverId: server.id, graceSeconds: Number(grace), actor: userActor(context.user.userId) }),
-        );
+      return createOnce(ctx, request.body.once, reply, context, target, async () => {
+        const { secret } = await rotateWebhookSecret(ctx, {
+          webhookId: endpoint.id,
+          serverId: server.id,
+          graceSeconds: Number(grace),
+          actor: userActor(context.user.userId),
+        });
         return endpointPage(reply, context, server, endpoint, {
           notice: 'The signing secret was rotated.',
           secret: { label: 'New signing secret', value: secret },
@@ -201,7 +194,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     async (request, reply) => {
       refuseMalformed(request);
       const { server, endpoint } = await accountEndpoint(request);
-      await orNotFound(() => removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: userActor(pageContext(request).user.userId) }));
+      await removeWebhookEndpoint(ctx, { webhookId: endpoint.id, serverId: server.id, actor: userActor(pageContext(request).user.userId) });
       return reply.redirect(`${webhooksUrl(server)}?notice=webhook-removed`, 303);
     },
   );
@@ -211,9 +204,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     const { server, endpoint } = await accountEndpoint(request);
     const back = endpointUrl(server, endpoint.id);
     try {
-      await orNotFound(() =>
-        resendMessage(ctx, { messageId: request.params.messageId, serverId: server.id, actor: userActor(pageContext(request).user.userId) }),
-      );
+      await resendMessage(ctx, { messageId: request.params.messageId, serverId: server.id, actor: userActor(pageContext(request).user.userId) });
     } catch (error) {
       if (error instanceof DomainError && error.code === 'webhook_message_not_failed') return reply.redirect(`${back}?notice=message-not-failed`, 303);
       throw error;

@@ -131,6 +131,23 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     expect(page.body).toContain(`<a href="/dashboard/servers/${serverId}">Checkout</a>`);
   });
 
+  it('names a user written as member:usr_… (by a node of the previous version during an upgrade) by their email', async () => {
+    const { client, email, userId, accountId } = await newUser();
+    const { serverId } = await createServer(t.ctx, { accountId, name: 'Upgrade', mode: 'business', actor: CLI_ACTOR });
+    t.clock.advance(1);
+    await recordAudit(t.ctx, {
+      accountId,
+      serverId,
+      actor: `member:${userId}`,
+      action: 'credential.revoked',
+      targetId: 'cred_1',
+      detail: { provider: 'openai', externalUserId: 'u_1', type: 'static' },
+      at: iso(t.clock.now()),
+    });
+    const [newest] = rows((await client.get('/dashboard/audit')).body).map((r) => r.replace(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC /, ''));
+    expect(newest).toBe(`${email} Revoked the OpenAI credential of end user u_1 Upgrade`);
+  });
+
   it('pages 50 events at a time through "Older events", none skipped or repeated, even in the same millisecond', async () => {
     const { client, accountId } = await newUser();
     // 60 events: 30 keys made and revoked, in groups sharing one timestamp, so the id breaks the ties.

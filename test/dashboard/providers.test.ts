@@ -181,7 +181,9 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     expect(badFields.body).toContain('value="Acme CRM"');
 
     const noFields = await client.submit(page, `${page}/custom-static`, { staticSlug: 'acme-crm', staticName: '', fields: '  \n' });
-    expect(errorBeside(noFields.body, 'fields')).toBe('Enter at least one field, one per line, e.g. apiKey:API key:secret');
+    // No field at all is the service's refusal, in its words, beside Fields.
+    expect(noFields.statusCode).toBe(422);
+    expect(errorBeside(noFields.body, 'fields')).toBe('A static provider needs 1 to 20 fields.');
     expect(await snapshotTables(t.ctx)).toEqual(before);
   });
 
