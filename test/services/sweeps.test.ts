@@ -1,121 +1,36 @@
 /**
  * The sweeps of tables that only grow (services/sweeps.ts), on both engines: a run as of a TestClock
- * deletes exactly the rows past their retention, in bounded batches, one node at a time on
- * PostgreSQL; what users meet (a used form link, a rotated-out key) keeps its answer until its row
- * goes; and `keyward serve` runs them on its own.
+ * deletes exactly the rows past their retention, in bounded batches; what users meet (a used form
+ * link, a rotated-out key) keeps its answer until its row goes. Which node runs them:
+ * sweeps-nodes.test.ts.
  *
  * Rows are made by the real services (a form, a flow, an idempotency record, a rotation), then copied
  * with other ids and times: each kind gets rows one second on each side of its boundary.
  */
-import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addSeconds, iso } from '../../src/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
 import { rotateServerKey } from '../../src/services/servers.js';
-import {
-  ENDED_LINK_KEEP_SECONDS,
-  ROTATED_KEY_KEEP_SECONDS,
-  runSweeps,
-  type Sweep,
-  standardSweeps,
-  WEBHOOK_HISTORY_KEEP_SECONDS,
-} from '../../src/services/sweeps.js';
-import { addWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
-import { recordEvent } from '../../src/services/webhook-events.js';
-import type { Database } from '../../src/store/schema.js';
-import { cliEnv, startServe } from '../helpers/cli-process.js';
+import { ENDED_LINK_KEEP_SECONDS, ROTATED_KEY_KEEP_SECONDS, runSweeps, standardSweeps, WEBHOOK_HISTORY_KEEP_SECONDS } from '../../src/services/sweeps.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, readEndUser } from '../helpers/form-session.js';
 import { connectStatic, formPath } from '../helpers/hosted-form.js';
-import { keys, startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
-
-type Row = Record<string, unknown>;
-type Table = keyof Database;
-const DAY = 86_400;
-
-/** The column that identifies a row, and the unique columns a copy must change. */
-const IDENTITY: Partial<Record<Table, { id: string; unique: string[] }>> = {
-  static_form_sessions: { id: 'id', unique: ['token_digest'] },
-  oauth_flows: { id: 'id', unique: ['state_digest'] },
-  dashboard_sessions: { id: 'id', unique: ['token_digest'] },
-  server_keys: { id: 'id', unique: ['digest'] },
-  idempotency_records: { id: 'idempotency_key', unique: [] },
-  audit_events: { id: 'id', unique: [] },
-  dashboard_form_uses: { id: 'nonce', unique: [] },
-  sign_in_attempts: { id: 'email_mac', unique: [] },
-  rate_limit_windows: { id: 'key_id', unique: [] },
-  webhook_messages: { id: 'id', unique: [] },
-  webhook_attempts: { id: 'id', unique: [] },
-  webhook_secrets: { id: 'id', unique: [] },
-};
+import { keys, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { DAY, type SweepRows, startSweepRows } from './sweep-rows.js';
 
 describe.each(ENGINES)('sweeps on %s', (engine) => {
   let t: TestApp;
   let tenant: Tenant;
   let headers: Record<string, string>;
-  // Rows are copied whatever their columns: the table's type does not matter to a copy.
-  const db = () => t.ctx.store.db as unknown as Kysely<Record<string, Row>>;
-
+  let db: SweepRows['db'];
+  let ids: SweepRows['ids'];
+  let copy: SweepRows['copy'];
+  let copies: SweepRows['copies'];
+  let baseRows: SweepRows['baseRows'];
   beforeEach(async () => {
-    ({ t, tenant, headers } = await startWithTenant(engine));
-    await enableProvider(t.ctx, { serverId: tenant.serverId, slug: 'github', clientId: 'Iv1.sweeps', clientSecret: 'sweeps-secret', actor: CLI_ACTOR });
+    ({ t, tenant, headers, db, ids, copy, copies, baseRows } = await startSweepRows(engine));
   });
   afterEach(() => t.close());
-
-  async function ids(table: Table): Promise<string[]> {
-    const id = IDENTITY[table]!.id;
-    return (await db().selectFrom(table).select(id).execute()).map((row) => String(row[id])).sort();
-  }
-
-  /** A copy of `base` in `table` with a new identity and `changes`; its id. */
-  async function copy(table: Table, base: Row, changes: Row): Promise<string> {
-    const { id, unique } = IDENTITY[table]!;
-    const fresh = `${table}-${randomBytes(8).toString('hex')}`;
-    const row: Row = { ...base, [id]: fresh, ...changes };
-    for (const column of unique) row[column] = randomBytes(32).toString('hex');
-    await db().insertInto(table).values(row).execute();
-    return fresh;
-  }
-
-  /** Copies of the first row of `table` with `column` at each of `times`; their ids, in order. */
-  async function copies(table: Table, column: string, times: Date[]): Promise<string[]> {
-    const base = await db().selectFrom(table).selectAll().executeTakeFirstOrThrow();
-    const made: string[] = [];
-    for (const time of times) made.push(await copy(table, base, { [column]: iso(time) }));
-    return made;
-  }
-
-  /** One row of each kind made as users make them, all now (the TestClock's now). */
-  async function baseRows() {
-    await createForm(t.app, { ...headers, 'idempotency-key': 'base' }, { externalUserId: 'u_base' });
-    const flow = await t.app.inject({ method: 'POST', url: '/v1/oauth/github/start', headers, payload: { externalUserId: 'u_base' } });
-    expect(flow.statusCode, flow.body).toBe(201);
-    const now = t.clock.now();
-    await db()
-      .insertInto('dashboard_sessions')
-      .values({ id: 'ses_base', token_digest: 'base', user_id: tenant.userId, created_at: iso(now), expires_at: iso(addSeconds(now, 3600)) })
-      .execute();
-    await db()
-      .insertInto('dashboard_form_uses')
-      .values({ nonce: 'base', used_at: iso(now), expires_at: iso(addSeconds(now, 3600)) })
-      .execute();
-    await db()
-      .insertInto('sign_in_attempts')
-      .values({ email_mac: 'base', attempts: 1, window_ends: iso(addSeconds(now, 900)) })
-      .execute();
-    const rotated = await rotateServerKey(t.ctx, tenant.serverId, 3600, CLI_ACTOR);
-    headers = keys({ ...tenant, serverKey: rotated.serverKey });
-    // A webhook endpoint nothing listens on: an event is attempted once (a network error) and stays
-    // pending; a rotation leaves a secret in its grace period.
-    const { webhookId } = await addWebhookEndpoint(t.ctx, { serverId: tenant.serverId, url: 'http://127.0.0.1:9/hooks', actor: CLI_ACTOR });
-    const event = { type: 'connect.failed' as const, serverId: tenant.serverId, at: iso(now), data: { externalUserId: 'u_base', error: 'access_denied' } };
-    await t.ctx.store.transaction(() => recordEvent(t.ctx, event));
-    await t.webhooks.drain();
-    await rotateWebhookSecret(t.ctx, { webhookId, graceSeconds: 3600, actor: CLI_ACTOR });
-  }
 
   it('deletes exactly the rows past their retention, of every kind, and keeps what is still needed', async () => {
     await baseRows();
@@ -248,85 +163,5 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     await runSweeps(t.ctx, sweeps);
     expect(await problemCode(oldHeaders)).toBe('service_key_invalid');
     expect((await t.app.inject({ method: 'GET', url: '/v1/end-users', headers: newHeaders })).statusCode).toBe(200);
-  });
-
-  // The advisory lock is taken inside the run's transaction: a node that finds it taken skips its run.
-  if (engine === 'postgres') {
-    it('lets one node sweep at a time: a second node skips its run while the first one is sweeping', async () => {
-      await baseRows();
-      t.clock.advance(100 * DAY);
-      const second = await startSecondNode(t);
-      try {
-        let release!: () => void;
-        const held = new Promise<void>((resolve) => (release = resolve));
-        let entered!: () => void;
-        const inside = new Promise<void>((resolve) => (entered = resolve));
-        // A sweep of its own at the head of the first node's list keeps its run open until released.
-        const holding: Sweep = {
-          name: 'holding',
-          sweep: async () => {
-            entered();
-            await held;
-            return 0;
-          },
-        };
-        const first = runSweeps(t.ctx, [holding, ...standardSweeps({ auditRetentionDays: null })]);
-        await inside;
-        second.clock.advance(100 * DAY);
-        expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toBeNull();
-        release();
-        expect(await first).toEqual({
-          holding: 0,
-          static_form_sessions: 1,
-          oauth_flows: 1,
-          dashboard_sessions: 1,
-          server_keys: 1,
-          idempotency_records: 1,
-          dashboard_form_uses: 1,
-          sign_in_attempts: 1,
-          rate_limit_windows: 1,
-          webhook_messages: 0,
-          webhook_attempts: 1,
-          webhook_secrets: 1,
-        });
-        // Once the first run has committed, the second node's next run goes ahead and finds nothing left.
-        expect(await runSweeps(second.ctx, standardSweeps({ auditRetentionDays: null }))).toEqual({
-          static_form_sessions: 0,
-          oauth_flows: 0,
-          dashboard_sessions: 0,
-          server_keys: 0,
-          idempotency_records: 0,
-          dashboard_form_uses: 0,
-          sign_in_attempts: 0,
-          rate_limit_windows: 0,
-          webhook_messages: 0,
-          webhook_attempts: 0,
-          webhook_secrets: 0,
-        });
-      } finally {
-        await second.close();
-      }
-    });
-  }
-
-  it('is run by keyward serve on its own, soon after it starts', async () => {
-    await baseRows();
-    const now = new Date(); // the service runs on the real clock
-    const stale = await copies('idempotency_records', 'expires_at', [addSeconds(now, -1)]);
-    const live = await db().selectFrom('idempotency_records').select('idempotency_key').where('idempotency_key', 'not in', stale).execute();
-    const env = cliEnv({
-      KEYWARD_DATABASE_URL: t.database.url,
-      KEYWARD_MASTER_KEY: t.masterKey.toString('base64'),
-      KEYWARD_PORT: '0',
-      KEYWARD_HOST: '127.0.0.1',
-    });
-    const serve = await startServe(env);
-    try {
-      for (let waited = 0; (await ids('idempotency_records')).includes(stale[0]!) && waited < 15_000; waited += 100) await sleep(100);
-      expect(await ids('idempotency_records')).toEqual(live.map((row) => String(row.idempotency_key)).sort());
-    } finally {
-      await serve.stop();
-    }
-    expect(serve.lines.some((line) => line.includes('"msg":"swept ended rows"'))).toBe(true);
   });
 });

@@ -1,0 +1,230 @@
+/**
+ * The operator CLI's provider commands (CONTRACT 4) as real processes on a real database: `provider
+ * enable`, `provider add-oauth` and `provider add-static`, each command's one JSON object and what it
+ * stored, its URL rules and its refusals.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Vault } from '../../src/services/vault.js';
+import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
+import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
+
+const SLOW = 180_000;
+
+describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engine) => {
+  let database: TestDatabase;
+  let store: Store;
+  let env: NodeJS.ProcessEnv;
+  let serverId: string;
+  beforeAll(async () => {
+    database = await createTestDatabase(engine);
+    env = cliEnv({ KEYWARD_DATABASE_URL: database.url, KEYWARD_MASTER_KEY: newMasterKey() });
+    const { accountId } = await cliJson(env, ['account', 'create', '--name', 'Acme Inc', '--email', 'ops@acme.test']);
+    serverId = (await cliJson(env, ['server', 'create', '--account', accountId as string, '--name', 'Production'])).serverId as string;
+    store = openStore(parseDatabaseUrl(database.url)!);
+  }, SLOW);
+  afterAll(async () => {
+    await store?.close();
+    await database.drop();
+  });
+
+  it('provider enable (static and OAuth), provider add-oauth and provider add-static', { timeout: SLOW }, async () => {
+    const [openai, github] = await Promise.all([
+      cliJson(env, ['provider', 'enable', '--server', serverId, '--provider', 'openai']),
+      cliJson(env, [
+        'provider',
+        'enable',
+        '--server',
+        serverId,
+        '--provider',
+        'github',
+        '--client-id',
+        'Iv1.cli-test',
+        '--client-secret',
+        'gh-client-secret-cli',
+        '--scopes',
+        'repo,read:user',
+      ]),
+    ]);
+    expect(openai).toEqual({ serverId, provider: 'openai' });
+    expect(github).toEqual({ serverId, provider: 'github' });
+    const enabled = await store.db
+      .selectFrom('server_providers')
+      .selectAll()
+      .where('server_id', '=', serverId)
+      .where('provider', '=', 'github')
+      .executeTakeFirstOrThrow();
+    expect(enabled.client_id).toBe('Iv1.cli-test');
+    expect(JSON.parse(enabled.scopes!)).toEqual(['repo', 'read:user']);
+    expect(Buffer.from(enabled.client_secret!).toString('latin1')).not.toContain('gh-client-secret-cli');
+
+    const [oauth, statik] = await Promise.all([
+      cliJson(env, [
+        'provider',
+        'add-oauth',
+        '--server',
+        serverId,
+        '--slug',
+        'acme-oauth',
+        '--authorization-url',
+        'https://auth.acme.test/authorize',
+        '--token-url',
+        'https://auth.acme.test/token',
+        '--revocation-url',
+        'https://auth.acme.test/revoke',
+        '--client-id',
+        'acme-client',
+        '--client-secret',
+        'acme-secret-cli',
+        '--scopes',
+        'read,write',
+        '--token-auth',
+        'client_secret_post',
+      ]),
+      cliJson(env, [
+        'provider',
+        'add-static',
+        '--server',
+        serverId,
+        '--slug',
+        'acme-keys',
+        '--field',
+        'apiKey:API key:secret',
+        '--field',
+        'region:Region:optional',
+        '--field',
+        'accountName:Account name',
+      ]),
+    ]);
+    expect(oauth).toEqual({ serverId, provider: 'acme-oauth' });
+    expect(statik).toEqual({ serverId, provider: 'acme-keys' });
+    const custom = await store.db.selectFrom('custom_providers').select(['slug', 'definition']).where('server_id', '=', serverId).orderBy('slug').execute();
+    expect(custom.map((c) => c.slug)).toEqual(['acme-keys', 'acme-oauth']);
+    expect(JSON.parse(custom[0]!.definition).fields).toEqual([
+      { name: 'apiKey', label: 'API key', secret: true, required: true },
+      { name: 'region', label: 'Region', secret: false, required: false },
+      { name: 'accountName', label: 'Account name', secret: false, required: true },
+    ]);
+    expect(JSON.parse(custom[1]!.definition)).toMatchObject({
+      kind: 'oauth2',
+      tokenUrl: 'https://auth.acme.test/token',
+      revocationUrl: 'https://auth.acme.test/revoke',
+      defaultScopes: ['read', 'write'],
+      tokenEndpointAuth: 'client_secret_post',
+    });
+    expect(custom[1]!.definition).not.toContain('acme-secret-cli');
+  });
+
+  it('provider add-oauth: https only unless KEYWARD_ALLOW_PRIVATE_URLS, no credentials in a URL; the client secret kept only sealed', {
+    timeout: SLOW,
+  }, async () => {
+    const secret = 'local-idp-secret-never-in-plaintext';
+    // As in production: private URLs, and plain http with them, refused (test/outbound has every address form).
+    const strict = { ...env, KEYWARD_ALLOW_PRIVATE_URLS: 'false' };
+    const addOAuth = (slug: string, urls: { authorization?: string; token?: string; revocation?: string }) =>
+      runCli(strict, [
+        'provider',
+        'add-oauth',
+        '--server',
+        serverId,
+        '--slug',
+        slug,
+        '--authorization-url',
+        urls.authorization ?? 'https://auth.acme.test/authorize',
+        '--token-url',
+        urls.token ?? 'https://auth.acme.test/token',
+        ...(urls.revocation ? ['--revocation-url', urls.revocation] : []),
+        '--client-id',
+        'refused-client',
+        '--client-secret',
+        secret,
+        '--json',
+      ]);
+    // Client secrets, codes and tokens travel to these URLs: never in clear text in production.
+    const notHttps = await Promise.all([
+      addOAuth('plain-token', { token: 'http://auth.acme.test/token' }),
+      addOAuth('plain-authorize', { authorization: 'http://auth.acme.test/authorize' }),
+      addOAuth('plain-revoke', { revocation: 'http://auth.acme.test/revoke' }),
+      addOAuth('lookalike', { token: 'http://127.0.0.1.nip.io/token' }),
+    ]);
+    const withCredentials = await Promise.all([
+      addOAuth('userinfo', { token: 'https://user:pass@auth.acme.test/token' }),
+      addOAuth('userinfo-loopback', { authorization: 'http://user:pass@127.0.0.1:8080/authorize' }),
+    ]);
+    for (const [refused, word] of [...notHttps.map((r) => [r, 'https'] as const), ...withCredentials.map((r) => [r, 'credentials'] as const)]) {
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(word);
+      expect(refused.stderr).not.toContain(secret);
+    }
+
+    // The tests' environment allows private URLs (cliEnv): a provider on this machine, over http.
+    const added = await cliJson(env, [
+      'provider',
+      'add-oauth',
+      '--server',
+      serverId,
+      '--slug',
+      'local-idp',
+      '--authorization-url',
+      'http://127.0.0.1:8080/authorize',
+      '--token-url',
+      'http://127.0.0.1:8080/token',
+      '--revocation-url',
+      'http://localhost:8080/revoke',
+      '--client-id',
+      'local-client',
+      '--client-secret',
+      secret,
+      '--token-auth',
+      'client_secret_post',
+    ]);
+    expect(added).toEqual({ serverId, provider: 'local-idp' });
+    const custom = await store.db.selectFrom('custom_providers').select(['slug', 'definition']).where('server_id', '=', serverId).orderBy('slug').execute();
+    // Of the refused slugs none was stored.
+    expect(custom.map((c) => c.slug)).toEqual(['acme-keys', 'acme-oauth', 'local-idp']);
+    expect(JSON.parse(custom[2]!.definition)).toEqual({
+      kind: 'oauth2',
+      slug: 'local-idp',
+      name: 'local-idp',
+      authorizationUrl: 'http://127.0.0.1:8080/authorize',
+      tokenUrl: 'http://127.0.0.1:8080/token',
+      revocationUrl: 'http://localhost:8080/revoke',
+      defaultScopes: [],
+      scopeSeparator: ' ',
+      tokenEndpointAuth: 'client_secret_post',
+    });
+    expect(custom[2]!.definition).not.toContain(secret);
+    const enabled = await store.db.selectFrom('server_providers').selectAll().where('server_id', '=', serverId).orderBy('provider').execute();
+    expect(enabled.map((r) => r.provider)).toEqual(['acme-keys', 'acme-oauth', 'github', 'local-idp', 'openai']);
+    const row = enabled.find((r) => r.provider === 'local-idp')!;
+    expect(row.client_id).toBe('local-client');
+    const sealed = Buffer.from(row.client_secret!);
+    for (const encoding of ['latin1', 'utf8', 'hex', 'base64'] as const) expect(sealed.toString(encoding)).not.toContain(secret);
+    // Sealed with the master key the process was given, bound to this server and slug.
+    const vault = new Vault(Buffer.from(env.KEYWARD_MASTER_KEY!, 'base64'));
+    expect(vault.open(sealed, `server_providers|${serverId}|local-idp`)).toBe(secret);
+    expect(() => vault.open(sealed, `server_providers|${serverId}|acme-oauth`)).toThrow();
+  });
+
+  it('provider enable refuses an OAuth provider without its client id and secret, and keeps the client it had', { timeout: SLOW }, async () => {
+    const [bare, idOnly, slack] = await Promise.all([
+      runCli(env, ['provider', 'enable', '--server', serverId, '--provider', 'github', '--json']),
+      runCli(env, ['provider', 'enable', '--server', serverId, '--provider', 'github', '--client-id', 'Iv1.replacement', '--json']),
+      runCli(env, ['provider', 'enable', '--server', serverId, '--provider', 'slack', '--client-secret', 'only-a-secret', '--json']),
+    ]);
+    for (const refused of [bare, idOnly, slack]) {
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain('client id and secret');
+    }
+    const rows = await store.db
+      .selectFrom('server_providers')
+      .select(['provider', 'client_id'])
+      .where('server_id', '=', serverId)
+      .where('provider', 'in', ['github', 'slack'])
+      .execute();
+    // GitHub keeps the client enabled earlier; Slack was never enabled.
+    expect(rows).toEqual([{ provider: 'github', client_id: 'Iv1.cli-test' }]);
+  });
+});
