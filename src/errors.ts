@@ -1,6 +1,9 @@
 /**
  * Problem details (RFC 9457) and the closed list of error codes. A handler throws a Problem; its
- * area's error handler (web/problems.ts, answerErrors) renders it. Nothing else decides a status code.
+ * area's error handler (web/problems.ts, answerErrors) renders it. A Problem's status comes from this
+ * list alone. Pages that answer a request themselves set their own: the end users' form and OAuth
+ * callback pages, and a dashboard form drawn again with the service's refusal beside its field (409
+ * for a limit reached, 422 for what was typed: dashboard/domain-errors.ts).
  */
 
 export const ERRORS = {

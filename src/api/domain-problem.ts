@@ -6,7 +6,7 @@
 import { ERRORS, type ErrorCode, Problem } from '../errors.js';
 import type { DomainError } from '../services/domain-error.js';
 
-export type InputLocation = 'body' | 'query';
+type InputLocation = 'body' | 'query';
 
 function isContractCode(code: string): code is ErrorCode {
   return Object.hasOwn(ERRORS, code);

@@ -59,12 +59,12 @@ export function encodeCursor(ctx: ServiceContext, createdAt: string, externalUse
 }
 
 function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
-  const invalid = new DomainError('invalid_cursor', {
+  const refusal = new DomainError('invalid_cursor', {
     field: 'cursor',
     detail: 'The cursor is not one this API returned. Pass the nextCursor of the previous page, unchanged.',
   });
   const [payload, mac, extra] = cursor.split('.');
-  if (!payload || !mac || extra !== undefined || !sameText(cursorMac(ctx, payload), mac)) throw invalid;
+  if (!payload || !mac || extra !== undefined || !sameText(cursorMac(ctx, payload), mac)) throw refusal;
   try {
     const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
@@ -73,7 +73,7 @@ function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
   } catch {
     // Falls through to the same answer as any other bad cursor.
   }
-  throw invalid;
+  throw refusal;
 }
 
 export interface PageQuery {
