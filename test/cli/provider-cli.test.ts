@@ -5,28 +5,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Vault } from '../../src/services/vault.js';
-import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
-import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
+import type { Store } from '../../src/store/store.js';
+import { cliJson, runCli } from '../helpers/cli-process.js';
+import { type CliTenant, startCliTenant } from '../helpers/cli-tenant.js';
+import { ENGINES } from '../helpers/databases.js';
 
 const SLOW = 180_000;
 
 describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engine) => {
-  let database: TestDatabase;
+  let tenant: CliTenant;
   let store: Store;
   let env: NodeJS.ProcessEnv;
   let serverId: string;
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
-    env = cliEnv({ KEYWARD_DATABASE_URL: database.url, KEYWARD_MASTER_KEY: newMasterKey() });
-    const { accountId } = await cliJson(env, ['account', 'create', '--name', 'Acme Inc', '--email', 'ops@acme.test']);
-    serverId = (await cliJson(env, ['server', 'create', '--account', accountId as string, '--name', 'Production'])).serverId as string;
-    store = openStore(parseDatabaseUrl(database.url)!);
+    tenant = await startCliTenant(engine);
+    ({ store, env, serverId } = tenant);
   }, SLOW);
-  afterAll(async () => {
-    await store?.close();
-    await database.drop();
-  });
+  afterAll(() => tenant?.close());
 
   it('provider enable (static and OAuth), provider add-oauth and provider add-static', { timeout: SLOW }, async () => {
     const [openai, github] = await Promise.all([

@@ -5,9 +5,10 @@
  * with KEYWARD_ALLOW_PRIVATE_URLS=true accepts them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
-import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
+import type { Store } from '../../src/store/store.js';
+import { runCli } from '../helpers/cli-process.js';
+import { type CliTenant, startCliTenant } from '../helpers/cli-tenant.js';
+import { ENGINES } from '../helpers/databases.js';
 import { ALLOW_HINT, REFUSED_TOKEN_URLS } from './refused-urls.js';
 
 const SLOW = 240_000;
@@ -21,21 +22,15 @@ async function inBatches<T, R>(items: T[], width: number, task: (item: T, index:
 }
 
 describe.each(ENGINES)('provider add-oauth and the outbound URL policy on %s', (engine) => {
-  let database: TestDatabase;
+  let tenant: CliTenant;
   let store: Store;
   let env: NodeJS.ProcessEnv;
   let serverId: string;
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
-    env = cliEnv({ KEYWARD_DATABASE_URL: database.url, KEYWARD_MASTER_KEY: newMasterKey() });
-    const { accountId } = await cliJson(env, ['account', 'create', '--name', 'Acme', '--email', 'ops@acme.test']);
-    ({ serverId } = (await cliJson(env, ['server', 'create', '--account', accountId as string, '--name', 'Production'])) as { serverId: string });
-    store = openStore(parseDatabaseUrl(database.url)!);
+    tenant = await startCliTenant(engine);
+    ({ store, env, serverId } = tenant);
   }, SLOW);
-  afterAll(async () => {
-    await store?.close();
-    await database.drop();
-  });
+  afterAll(() => tenant?.close());
 
   const addOAuth = (allowPrivate: boolean, slug: string, tokenUrl: string, authorizationUrl = 'https://auth.acme.test/authorize') =>
     runCli({ ...env, KEYWARD_ALLOW_PRIVATE_URLS: String(allowPrivate) }, [

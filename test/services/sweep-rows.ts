@@ -21,6 +21,21 @@ export type Row = Record<string, unknown>;
 export type Table = keyof Database;
 export const DAY = 86_400;
 
+/** What a run answers when it finds nothing to delete in any table it sweeps (audit events apart: their retention is optional). */
+export const NOTHING_SWEPT = {
+  static_form_sessions: 0,
+  oauth_flows: 0,
+  dashboard_sessions: 0,
+  server_keys: 0,
+  idempotency_records: 0,
+  dashboard_form_uses: 0,
+  sign_in_attempts: 0,
+  rate_limit_windows: 0,
+  webhook_messages: 0,
+  webhook_attempts: 0,
+  webhook_secrets: 0,
+} as const;
+
 /** The column that identifies a row, and the unique columns a copy must change. */
 const IDENTITY: Partial<Record<Table, { id: string; unique: string[] }>> = {
   static_form_sessions: { id: 'id', unique: ['token_digest'] },

@@ -16,7 +16,7 @@ import { ENGINES } from '../helpers/databases.js';
 import { createForm, readEndUser } from '../helpers/form-session.js';
 import { connectStatic, formPath } from '../helpers/hosted-form.js';
 import { keys, type Tenant, type TestApp } from '../helpers/test-app.js';
-import { DAY, type SweepRows, startSweepRows } from './sweep-rows.js';
+import { DAY, NOTHING_SWEPT, type SweepRows, startSweepRows } from './sweep-rows.js';
 
 describe.each(ENGINES)('sweeps on %s', (engine) => {
   let t: TestApp;
@@ -91,17 +91,7 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
 
     const withRetention = await runSweeps(t.ctx, standardSweeps({ auditRetentionDays: 90 }));
     expect(withRetention).toEqual({
-      static_form_sessions: 0,
-      oauth_flows: 0,
-      dashboard_sessions: 0,
-      server_keys: 0,
-      idempotency_records: 0,
-      dashboard_form_uses: 0,
-      sign_in_attempts: 0,
-      rate_limit_windows: 0,
-      webhook_messages: 0,
-      webhook_attempts: 0,
-      webhook_secrets: 0,
+      ...NOTHING_SWEPT,
       audit_events: auditBefore.length - 1,
     });
     expect(await ids('audit_events')).toEqual([events[1]]);
