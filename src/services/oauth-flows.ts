@@ -6,6 +6,7 @@
 import { addSeconds, iso } from '../clock.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
+import { isToken } from '../tokens.js';
 import type { ServiceContext } from './context.js';
 import { openCredentialSecret, storeCredential } from './credentials.js';
 import { DomainError } from './domain-error.js';
@@ -111,7 +112,7 @@ export const FLOW_ERRORS = {
 
 /** The guarded UPDATE that makes the callback single-use: of two requests with one state, one claims. */
 async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlow | Exclude<CallbackOutcome, { kind: 'failed' | 'completed' }>> {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(state)) return { kind: 'unknown' };
+  if (!isToken(state)) return { kind: 'unknown' };
   const flow = await ctx.store.flows.flowByState(sha256Hex(state));
   if (!flow) return { kind: 'unknown' };
   if (flow.status !== 'pending') return { kind: 'gone' };

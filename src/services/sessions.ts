@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
+import { isToken, newToken } from '../tokens.js';
 import { createAccount } from './accounts.js';
 import type { ServiceContext } from './context.js';
 import { DomainError } from './domain-error.js';
@@ -28,7 +29,7 @@ export interface UserSession {
 
 /** A new session: a fresh random token every time, so no id chosen before sign-in survives it. */
 async function createSession(ctx: ServiceContext, userId: string): Promise<string> {
-  const token = randomBytes(32).toString('base64url');
+  const token = newToken();
   const now = ctx.clock.now();
   await ctx.store.sessions.create({
     id: newId('ses'),
@@ -98,7 +99,7 @@ export async function signIn(ctx: ServiceContext, input: { email: string; passwo
 }
 
 export async function openSession(ctx: ServiceContext, token: string): Promise<UserSession | null> {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  if (!isToken(token)) return null;
   return (await ctx.store.sessions.userSession(sha256Hex(token), iso(ctx.clock.now()))) ?? null;
 }
 

@@ -2,11 +2,11 @@
  * Hosted static-credential forms: a single-use URL the company hands its end user, who types the
  * provider's fields into a page Keyward serves. Only the token's digest is stored.
  */
-import { randomBytes } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
 import { sha256Hex } from '../digest.js';
 import { newId } from '../ids.js';
 import type { StaticField, StaticProvider } from '../providers/types.js';
+import { isToken, newToken } from '../tokens.js';
 import type { ServiceContext } from './context.js';
 import { storeCredential } from './credentials.js';
 import { DomainError } from './domain-error.js';
@@ -61,7 +61,7 @@ export async function createFormSession(
   const { provider } = await requireEnabledProvider(ctx, input.serverId, input.slug, 'static');
   await requireAllowedRedirect(ctx, input.serverId, input.redirectUri);
   const nowDate = ctx.clock.now();
-  const token = randomBytes(32).toString('base64url');
+  const token = newToken();
   const id = newId('cfs');
   const createdAt = iso(nowDate);
   const expiresAt = iso(addSeconds(nowDate, input.expiresIn));
@@ -98,7 +98,7 @@ export type OpenForm =
 
 /** What a token opens. Used, cancelled and expired forms all read as `gone`: nothing says whose they were. */
 export async function openForm(ctx: ServiceContext, token: string): Promise<OpenForm> {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return { state: 'unknown' };
+  if (!isToken(token)) return { state: 'unknown' };
   const session = await ctx.store.flows.formSessionByToken(sha256Hex(token));
   if (!session) return { state: 'unknown' };
   if (session.status !== 'pending' || session.expires_at <= iso(ctx.clock.now())) return { state: 'gone' };

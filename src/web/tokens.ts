@@ -1,21 +1,10 @@
 /**
- * Random tokens the pages hand to a browser (the nonce cookie behind an anonymous form's CSRF token):
- * 32 random bytes, 43 characters of base64url. Services make their own tokens; this is the pages' side.
+ * The pages' nonce cookie (behind an anonymous form's CSRF token), made of the same random tokens the
+ * services hand out (src/tokens.ts).
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isToken, newToken } from '../tokens.js';
 import { cookie, readCookie } from './cookies.js';
-
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
-export function newToken(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-/** Whether the text has a token's shape (what a browser sends back is checked before it is used). */
-export function isToken(text: string | undefined): text is string {
-  return text !== undefined && TOKEN.test(text);
-}
 
 /**
  * This browser's nonce from cookie `name`, or, on its first visit (or with a cookie not made here), a
