@@ -1,23 +1,44 @@
 // The one build, run by `npm run build` (so by `npm install`'s prepare) and by the tests' global setup:
 // TypeScript compiles src/ into a fresh folder beside dist/, the files tsc does not compile (the
 // stylesheets, the dashboard's script, the icon) are copied beside their neighbours, and the folder
-// replaces dist/ whole. A file whose source was deleted therefore never outlives it in dist/, and
-// a process starting `keyward` meanwhile finds the old tree or the new one, never a half-written one.
+// replaces dist/ by two renames (dist/ aside, the new folder in). A file whose source was deleted
+// therefore never outlives it in dist/, and no process ever reads a half-written tree; but between the
+// two renames there is an instant with no dist/ at all, and a process started in that instant fails to
+// start. That is acceptable for a build on a developer's machine or in CI, not as a way to deploy.
 // The new folder sits at dist/'s depth, so the source maps' relative paths to src/ stay right.
-// Type errors do not stop the build (tsc emits anyway; a stale dist/ would be worse) but fail it.
+// Type errors do not stop the build (tsc emits anyway; a stale dist/ would be worse) but fail it. A
+// compile that emitted nothing or not every module (tsc could not start, a broken tsconfig) leaves
+// dist/ as it was and fails the build: a tree of stylesheets alone must never replace it.
 import { spawnSync } from 'node:child_process';
-import { cpSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const next = root(`dist.next-${process.pid}`);
 const old = root(`dist.old-${process.pid}`);
 
+// A folder left by a killed build whose pid this one reuses would mix its files into ours.
+rmSync(next, { recursive: true, force: true });
 const tsc = spawnSync(process.execPath, [root('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', next], {
   cwd: root(''),
   stdio: 'inherit',
 });
 cpSync(root('src'), next, { recursive: true, filter: (path) => !path.endsWith('.ts') });
+
+// Every module of src/ must have its .js (the mapping test/helpers/global-build.ts checks too).
+const sources = readdirSync(root('src'), { recursive: true, withFileTypes: true })
+  .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+  .map((entry) => relative(root('src'), join(entry.parentPath, entry.name)));
+const missing = sources.filter((path) => !existsSync(join(next, path.replace(/\.ts$/, '.js'))));
+if (tsc.error || missing.length > 0) {
+  rmSync(next, { recursive: true, force: true });
+  const why = tsc.error
+    ? `tsc could not run (${tsc.error.message})`
+    : `tsc emitted no JavaScript for ${missing.length} of ${sources.length} modules (${missing[0]} first)`;
+  process.stderr.write(`build: ${why}; dist/ left as it was\n`);
+  process.exit(1);
+}
 
 // Another build (a second test run) may swap its own tree in between: retry until ours is in place.
 for (;;) {

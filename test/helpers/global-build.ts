@@ -32,7 +32,12 @@ function upToDate(): boolean {
   const built = new Set(filesUnder(DIST).filter((path) => !/\.(d\.ts|d\.ts\.map|js\.map)$/.test(path)));
   const outputs = sources.map((path) => path.replace(/\.ts$/, '.js'));
   if (built.size !== outputs.length || !outputs.every((path) => built.has(path))) return false;
-  return sources.every((path, i) => statSync(join(SRC, path)).mtimeMs <= statSync(join(DIST, outputs[i]!)).mtimeMs);
+  try {
+    return sources.every((path, i) => statSync(join(SRC, path)).mtimeMs <= statSync(join(DIST, outputs[i]!)).mtimeMs);
+  } catch {
+    // Another run's build swapped dist/ (or a file of src/ went) while we looked: build rather than abort.
+    return false;
+  }
 }
 
 export default function setup() {
