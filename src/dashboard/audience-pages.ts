@@ -37,7 +37,7 @@ const ListQuery = Query({
 // A credential not named in full is the same 404 as an unknown one.
 const CredentialFields = { externalUserId: Text(1024), provider: Text(100) };
 const RevokeQuery = Query(CredentialFields);
-export const RevokeBody = SignedInForm(CredentialFields);
+export const RevokeCredentialBody = SignedInForm(CredentialFields);
 
 type ServerParams = { serverId: string };
 
@@ -99,20 +99,24 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
     },
   );
 
-  scope.post<{ Params: ServerParams; Body: Static<typeof RevokeBody> }>('/servers/:serverId/audience/revoke', formRoute(RevokeBody), async (request, reply) => {
-    refuseMalformed(request);
-    const { user } = pageContext(request);
-    const server = await businessServer(request);
-    const externalUserId = request.body.externalUserId ?? '';
-    const credential = await namedCredential(server, externalUserId, (request.body.provider ?? '').trim());
-    const result = await revokeMember(ctx, {
-      accountId: user.accountId,
-      serverId: server.id,
-      externalUserId,
-      provider: credential.provider,
-      actor: userActor(user.userId),
-    });
-    const outcome = result.revoked[0]?.providerRevocation ?? '';
-    return reply.redirect(audienceUrl(server, { notice: 'credential-revoked', revocation: outcome }), 303);
-  });
+  scope.post<{ Params: ServerParams; Body: Static<typeof RevokeCredentialBody> }>(
+    '/servers/:serverId/audience/revoke',
+    formRoute(RevokeCredentialBody),
+    async (request, reply) => {
+      refuseMalformed(request);
+      const { user } = pageContext(request);
+      const server = await businessServer(request);
+      const externalUserId = request.body.externalUserId ?? '';
+      const credential = await namedCredential(server, externalUserId, (request.body.provider ?? '').trim());
+      const result = await revokeMember(ctx, {
+        accountId: user.accountId,
+        serverId: server.id,
+        externalUserId,
+        provider: credential.provider,
+        actor: userActor(user.userId),
+      });
+      const outcome = result.revoked[0]?.providerRevocation ?? '';
+      return reply.redirect(audienceUrl(server, { notice: 'credential-revoked', revocation: outcome }), 303);
+    },
+  );
 }

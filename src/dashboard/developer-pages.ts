@@ -28,7 +28,7 @@ const NOTICES: Record<string, string> = {
 export const GenerateBody = CreateForm({ label: Text(), environment: Text(), expiresAt: Text(64) });
 const KeysQuery = Query({ notice: Notice });
 /** "Revoke": a button and the CSRF token. */
-const RevokeBody = SignedInForm({});
+const RevokeKeyBody = SignedInForm({});
 type KeyParams = { keyId: string };
 
 /** What a datetime-local control sends (no zone): read as UTC, as the field's hint says. */
@@ -120,12 +120,16 @@ export const registerDeveloperPages: PageRoutes = (scope, ctx) => {
     return sendPage(reply, revokeKeyPage(context, key));
   });
 
-  scope.post<{ Params: KeyParams; Body: Static<typeof RevokeBody> }>('/developer/api-keys/:keyId/revoke', formRoute(RevokeBody), async (request, reply) => {
-    refuseMalformed(request);
-    const context = pageContext(request);
-    const key = await keyOfAccount(ctx, context.user.accountId, request.params.keyId);
-    if (key.revoked_at) return redirectToKeys(reply, 'key-already-revoked');
-    await revokeAccountKey(ctx, key.id, userActor(context.user.userId));
-    return redirectToKeys(reply, 'key-revoked');
-  });
+  scope.post<{ Params: KeyParams; Body: Static<typeof RevokeKeyBody> }>(
+    '/developer/api-keys/:keyId/revoke',
+    formRoute(RevokeKeyBody),
+    async (request, reply) => {
+      refuseMalformed(request);
+      const context = pageContext(request);
+      const key = await keyOfAccount(ctx, context.user.accountId, request.params.keyId);
+      if (key.revoked_at) return redirectToKeys(reply, 'key-already-revoked');
+      await revokeAccountKey(ctx, key.id, userActor(context.user.userId));
+      return redirectToKeys(reply, 'key-revoked');
+    },
+  );
 };

@@ -52,8 +52,8 @@ const NOTICES: Record<string, string> = {
 };
 
 // Event names are the service's to check (an unknown one is refused beside Events), so they are text here.
-export const AddBody = CreateForm({ url: Filled(), events: Checked(Type.String({ maxLength: 100 })) });
-export const RotateBody = CreateForm({ grace: Choice(SECRET_GRACE_OPTIONS.map((o) => o.value)) });
+export const AddEndpointBody = CreateForm({ url: Filled(), events: Checked(Type.String({ maxLength: 100 })) });
+export const RotateSecretBody = CreateForm({ grace: Choice(SECRET_GRACE_OPTIONS.map((o) => o.value)) });
 /** "Remove" and "Resend": a button and the CSRF token, nothing else. */
 const ButtonBody = SignedInForm({});
 const NoticeQuery = Query({ notice: Notice });
@@ -104,38 +104,42 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     return tabPage(reply, pageContext(request), server, EMPTY_ADD_FORM, fixedText(NOTICES, request.query.notice));
   });
 
-  scope.post<{ Params: ServerParams; Body: Static<typeof AddBody> }>('/servers/:serverId/webhooks', formRoute(AddBody), async (request, reply) => {
-    const context = pageContext(request);
-    const server = await accountServer(request);
-    const errors = formErrors(request, { url: 'Enter the URL of your endpoint.', events: 'Choose at least one event.' });
-    const form: AddForm = { url: (request.body.url ?? '').trim(), events: listOf(request.body.events), errors: errors ?? {} };
-    if (errors) return tabPage(reply, context, server, form, null, 422);
-    const target = {
-      section: 'servers' as const,
-      back: { href: webhooksUrl(server), label: 'Webhooks' },
-      lost: 'If you did not see the signing secret, open the new endpoint and rotate its secret with no grace period to get one you can copy.',
-    };
-    return createOnce(ctx, request.body.once, reply, context, target, async () => {
-      try {
-        // Every type checked is a subscription to everything, types added later included. Counted as a
-        // set of known types: a posted duplicate or unknown name must not pass for "all".
-        const checked = new Set(form.events);
-        const everything = WEBHOOK_EVENT_TYPES.every((type) => checked.has(type)) && checked.size === WEBHOOK_EVENT_TYPES.length;
-        const { webhookId, secret } = await addWebhookEndpoint(ctx, {
-          serverId: server.id,
-          url: form.url,
-          events: everything ? undefined : form.events,
-          actor: userActor(context.user.userId),
-        });
-        const endpoint = await getWebhookEndpoint(ctx, webhookId, server.id);
-        // Answered here, not after a redirect: the secret exists only in this response.
-        return endpointPage(reply, context, server, endpoint, { notice: 'Endpoint added.', secret: { label: 'Signing secret', value: secret } });
-      } catch (error) {
-        const refused = refusalOf(error, { url: 'url', events: 'events' });
-        return tabPage(reply, context, server, { ...form, errors: refused.errors, problem: refused.problem }, null, refused.status);
-      }
-    });
-  });
+  scope.post<{ Params: ServerParams; Body: Static<typeof AddEndpointBody> }>(
+    '/servers/:serverId/webhooks',
+    formRoute(AddEndpointBody),
+    async (request, reply) => {
+      const context = pageContext(request);
+      const server = await accountServer(request);
+      const errors = formErrors(request, { url: 'Enter the URL of your endpoint.', events: 'Choose at least one event.' });
+      const form: AddForm = { url: (request.body.url ?? '').trim(), events: listOf(request.body.events), errors: errors ?? {} };
+      if (errors) return tabPage(reply, context, server, form, null, 422);
+      const target = {
+        section: 'servers' as const,
+        back: { href: webhooksUrl(server), label: 'Webhooks' },
+        lost: 'If you did not see the signing secret, open the new endpoint and rotate its secret with no grace period to get one you can copy.',
+      };
+      return createOnce(ctx, request.body.once, reply, context, target, async () => {
+        try {
+          // Every type checked is a subscription to everything, types added later included. Counted as a
+          // set of known types: a posted duplicate or unknown name must not pass for "all".
+          const checked = new Set(form.events);
+          const everything = WEBHOOK_EVENT_TYPES.every((type) => checked.has(type)) && checked.size === WEBHOOK_EVENT_TYPES.length;
+          const { webhookId, secret } = await addWebhookEndpoint(ctx, {
+            serverId: server.id,
+            url: form.url,
+            events: everything ? undefined : form.events,
+            actor: userActor(context.user.userId),
+          });
+          const endpoint = await getWebhookEndpoint(ctx, webhookId, server.id);
+          // Answered here, not after a redirect: the secret exists only in this response.
+          return endpointPage(reply, context, server, endpoint, { notice: 'Endpoint added.', secret: { label: 'Signing secret', value: secret } });
+        } catch (error) {
+          const refused = refusalOf(error, { url: 'url', events: 'events' });
+          return tabPage(reply, context, server, { ...form, errors: refused.errors, problem: refused.problem }, null, refused.status);
+        }
+      });
+    },
+  );
 
   scope.get<EndpointRoute>('/servers/:serverId/webhooks/:webhookId', queryRoute(NoticeQuery), async (request, reply) => {
     refuseMalformed(request);
@@ -150,9 +154,9 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     return sendPage(reply, webhookPage(context, server, 'Rotate signing secret', body, { endpoint: true }));
   });
 
-  scope.post<{ Params: EndpointParams; Body: Static<typeof RotateBody> }>(
+  scope.post<{ Params: EndpointParams; Body: Static<typeof RotateSecretBody> }>(
     '/servers/:serverId/webhooks/:webhookId/rotate-secret',
-    formRoute(RotateBody),
+    formRoute(RotateSecretBody),
     async (request, reply) => {
       const context = pageContext(request);
       const { server, endpoint } = await accountEndpoint(request);

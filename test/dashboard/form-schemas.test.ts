@@ -5,16 +5,11 @@
  * never a JSON problem; and the session and CSRF checks still come before the schema's answer.
  * Schemas do not touch storage, so one engine is enough.
  */
-import type { TObject, TSchema } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RevokeBody as RevokeCredentialBody } from '../../src/dashboard/audience-pages.js';
-import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
-import { GenerateBody } from '../../src/dashboard/developer-pages.js';
-import { CustomOAuthBody, CustomStaticBody, EnableBody } from '../../src/dashboard/provider-pages.js';
-import { CreateServerBody, ModeBody, RedirectUriBody, RotateKeyBody } from '../../src/dashboard/server-pages.js';
-import { AddBody as AddEndpointBody, RotateBody as RotateSecretBody } from '../../src/dashboard/webhook-pages.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
+import { DASHBOARD_POSTS, PUBLIC_POSTS, urlOf } from '../helpers/dashboard-forms.js';
 import { csrfOf, DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -28,32 +23,7 @@ function expectBadRequestPage(response: { statusCode: number; headers: Record<st
   expect(response.body).not.toContain('validation_failed');
 }
 
-/**
- * Every POST route of the dashboard, by its pattern in the app's route table: the body schema of its
- * form, or why it has no field of its own to send twice (its CSRF token is all it reads).
- */
-const POST_ROUTES: Record<string, TObject | string> = {
-  '/dashboard/sign-in': SignInBody,
-  '/dashboard/sign-up': SignUpBody,
-  '/dashboard/sign-out': 'a button: the CSRF token is all it sends',
-  '/dashboard/developer/api-keys': GenerateBody,
-  '/dashboard/developer/api-keys/:keyId/revoke': 'a button: the CSRF token is all it sends',
-  '/dashboard/servers': CreateServerBody,
-  '/dashboard/servers/:serverId/mode': ModeBody,
-  '/dashboard/servers/:serverId/rotate-key': RotateKeyBody,
-  '/dashboard/servers/:serverId/redirect-uris': RedirectUriBody,
-  '/dashboard/servers/:serverId/redirect-uris/remove': RedirectUriBody,
-  '/dashboard/servers/:serverId/providers': EnableBody,
-  '/dashboard/servers/:serverId/providers/custom-oauth': CustomOAuthBody,
-  '/dashboard/servers/:serverId/providers/custom-static': CustomStaticBody,
-  '/dashboard/servers/:serverId/audience/revoke': RevokeCredentialBody,
-  '/dashboard/servers/:serverId/webhooks': AddEndpointBody,
-  '/dashboard/servers/:serverId/webhooks/:webhookId/rotate-secret': RotateSecretBody,
-  '/dashboard/servers/:serverId/webhooks/:webhookId/remove': 'a button: the CSRF token is all it sends',
-  '/dashboard/servers/:serverId/webhooks/:webhookId/messages/:messageId/resend': 'a button: the CSRF token is all it sends',
-};
 const TOKENS = new Set(['csrf', 'once']);
-const PUBLIC = new Set(['/dashboard/sign-in', '/dashboard/sign-up']);
 
 /** A value the field's schema takes: a select's first option, else a word. */
 function valueFor(schema: TSchema): string {
@@ -117,17 +87,17 @@ describe('dashboard form and query schemas', () => {
 
   it('answers the 400 page, never a 500, to any field of any dashboard form sent twice', async () => {
     const routes = t.app.routeTable.filter((r) => r.method === 'POST' && r.url.startsWith('/dashboard')).map((r) => r.url);
-    expect(new Set(routes)).toEqual(new Set(Object.keys(POST_ROUTES)));
+    expect(new Set(routes)).toEqual(new Set(Object.keys(DASHBOARD_POSTS)));
     // Real ids where a handler looks its target up before it reads the form.
     const { webhookId } = await addWebhookEndpoint(t.ctx, { serverId, url: 'https://hooks.schemas.test/keyward', actor: CLI_ACTOR });
     const ids: Record<string, string> = { serverId, webhookId, keyId: 'key_unknown', messageId: 'msg_unknown' };
     const anonymous = new DashboardClient(t.app);
     const tokens = { signedIn: csrfOf((await client.get(SERVERS)).body), anonymous: csrfOf((await anonymous.get('/dashboard/sign-in')).body) };
     let repeated = 0;
-    for (const [pattern, form] of Object.entries(POST_ROUTES)) {
-      const url = pattern.replace(/:(\w+)/g, (_, name: string) => ids[name]!);
-      const who = PUBLIC.has(pattern) ? anonymous : client;
-      const csrf = PUBLIC.has(pattern) ? tokens.anonymous : tokens.signedIn;
+    for (const [pattern, form] of Object.entries(DASHBOARD_POSTS)) {
+      const url = urlOf(pattern, ids);
+      const who = PUBLIC_POSTS.has(pattern) ? anonymous : client;
+      const csrf = PUBLIC_POSTS.has(pattern) ? tokens.anonymous : tokens.signedIn;
       const post = (pairs: [string, string][]) =>
         t.app.inject({
           method: 'POST',

@@ -8,11 +8,9 @@
 import type { AddressInfo } from 'node:net';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
 import { rawHttp } from '../helpers/auth-matrix.js';
-import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
-import { expectNoHarm, recorder } from './fuzz-checks.js';
+import type { Tenant, TestApp } from '../helpers/test-app.js';
+import { expectNoHarm, recorder, startFuzzTenant } from './fuzz-checks.js';
 import { BODY_FIELDS, encodeText, type Gen, generator, METHODS, ODD_TEXT, oddHeaders, oddJson, oddPath, oddQuery, oddValue, SEED } from './fuzz-input.js';
 
 describe('fuzz: hostile input on the management API (SQLite)', () => {
@@ -21,9 +19,7 @@ describe('fuzz: hostile input on the management API (SQLite)', () => {
   const { seen, send } = recorder(() => t.app);
 
   beforeAll(async () => {
-    ({ t, tenant, headers: h } = await startWithTenant('sqlite', { refreshCooldownSeconds: 30 }));
-    planted = tenant.accountKey;
-    await enableProvider(t.ctx, { serverId: tenant.serverId, slug: 'github', clientId: 'fuzz-client', clientSecret: 'fuzz-client-secret', actor: CLI_ACTOR });
+    ({ t, tenant, headers: h, planted } = await startFuzzTenant());
   });
   afterAll(() => t.close());
 

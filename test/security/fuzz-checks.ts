@@ -7,6 +7,9 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { expect } from 'vitest';
 import { ERRORS } from '../../src/errors.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { enableProvider } from '../../src/services/providers.js';
+import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 export interface Exchange {
   /** The request, for a failure to name it. */
@@ -19,6 +22,25 @@ export interface Exchange {
 
 const describeRequest = (options: InjectOptions) =>
   JSON.stringify({ method: options.method, url: options.url, headers: options.headers, payload: String(options.payload ?? '').slice(0, 300) });
+
+export interface FuzzTenant {
+  t: TestApp;
+  tenant: Tenant;
+  /** The tenant's account and server keys as request headers. */
+  headers: Record<string, string>;
+  /** The key no answer or log line may repeat: the account key, which the fuzz also pastes into requests. */
+  planted: string;
+}
+
+/**
+ * The app every fuzz runs against: SQLite (the fuzz checks the HTTP layers, not storage), an account
+ * and server with GitHub enabled, and a refresh cooldown so repeated reads do not all call a provider.
+ */
+export async function startFuzzTenant(): Promise<FuzzTenant> {
+  const { t, tenant, headers } = await startWithTenant('sqlite', { refreshCooldownSeconds: 30 });
+  await enableProvider(t.ctx, { serverId: tenant.serverId, slug: 'github', clientId: 'fuzz-client', clientSecret: 'fuzz-client-secret', actor: CLI_ACTOR });
+  return { t, tenant, headers, planted: tenant.accountKey };
+}
 
 /** Sends over app.inject and keeps the exchange. */
 export function recorder(app: () => FastifyInstance) {

@@ -5,22 +5,19 @@
  * then one of them twice), so the requests get past the schema to the handlers. Whatever comes in: no
  * 5xx and nothing echoing a planted key (fuzz-checks.ts). Set FUZZ_SEED to replay another run.
  */
+import type { TObject } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RevokeBody as RevokeCredentialBody } from '../../src/dashboard/audience-pages.js';
 import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
-import { GenerateBody } from '../../src/dashboard/developer-pages.js';
-import { CustomOAuthBody, CustomStaticBody, EnableBody } from '../../src/dashboard/provider-pages.js';
-import { CreateServerBody, ModeBody, RedirectUriBody, RotateKeyBody } from '../../src/dashboard/server-pages.js';
-import { AddBody as AddEndpointBody, RotateBody as RotateSecretBody } from '../../src/dashboard/webhook-pages.js';
+import { RotateKeyBody } from '../../src/dashboard/server-pages.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
 import { createServer } from '../../src/services/servers.js';
 import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
-import { type DashboardClient, signUpUser, userByEmail } from '../helpers/dashboard-session.js';
+import { DASHBOARD_POSTS, PUBLIC_POSTS, urlOf } from '../helpers/dashboard-forms.js';
+import { csrfOf, type DashboardClient, signUpUser, userByEmail } from '../helpers/dashboard-session.js';
 import { createForm } from '../helpers/form-session.js';
 import { formPath, openHostedForm } from '../helpers/hosted-form.js';
-import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
-import { expectNoHarm, recorder } from './fuzz-checks.js';
+import type { Tenant, TestApp } from '../helpers/test-app.js';
+import { expectNoHarm, recorder, startFuzzTenant } from './fuzz-checks.js';
 import { encodeText, generator, ODD_TEXT, oddForm, oddHeaders, oddJson, oddQuery, PATH_PIECES, SEED } from './fuzz-input.js';
 
 /** The fields a form's schema declares; the CSRF token is the test's to send or leave out. */
@@ -36,9 +33,7 @@ describe('fuzz: hostile input on the pages (SQLite)', () => {
   const { seen, send } = recorder(() => t.app);
 
   beforeAll(async () => {
-    ({ t, tenant, headers: h } = await startWithTenant('sqlite', { refreshCooldownSeconds: 30 }));
-    planted = tenant.accountKey;
-    await enableProvider(t.ctx, { serverId: tenant.serverId, slug: 'github', clientId: 'fuzz-client', clientSecret: 'fuzz-client-secret', actor: CLI_ACTOR });
+    ({ t, tenant, headers: h, planted } = await startFuzzTenant());
     formUrls = [];
     for (let i = 0; i < 3; i += 1) formUrls.push((await createForm(t.app, h, { externalUserId: `u_form_${i}` })).url);
     const email = 'fuzz-user@example.test';
@@ -93,23 +88,12 @@ describe('fuzz: hostile input on the pages (SQLite)', () => {
 
   it("answers the dashboard's public and signed-in forms without a 5xx", async () => {
     const g = generator(SEED + 3);
-    const server = `/dashboard/servers/${userServerId}`;
-    const signedIn: [string, string[]][] = [
-      ['/dashboard/servers', fieldsOf(CreateServerBody)],
-      ['/dashboard/developer/api-keys', fieldsOf(GenerateBody)],
-      [`${server}/redirect-uris`, fieldsOf(RedirectUriBody)],
-      [`${server}/redirect-uris/remove`, fieldsOf(RedirectUriBody)],
-      [`${server}/mode`, fieldsOf(ModeBody)],
-      [`${server}/rotate-key`, fieldsOf(RotateKeyBody)],
-      [`${server}/providers`, fieldsOf(EnableBody)],
-      [`${server}/providers/custom-static`, fieldsOf(CustomStaticBody)],
-      [`${server}/providers/custom-oauth`, fieldsOf(CustomOAuthBody)],
-      [`${server}/audience/revoke`, fieldsOf(RevokeCredentialBody)],
-      [`${server}/webhooks`, fieldsOf(AddEndpointBody)],
-      [`${server}/webhooks/${webhookId}/rotate-secret`, fieldsOf(RotateSecretBody)],
-      [`/dashboard/servers/${g.pick(PATH_PIECES)}/rotate-key`, fieldsOf(RotateKeyBody)],
-    ];
-    const csrf = /name="csrf" value="([^"]+)"/.exec((await user.get('/dashboard/servers')).body)?.[1] ?? '';
+    // Every signed-in form of the dashboard on the user's own server, and one on a server id that is not one.
+    const signedIn: [string, string[]][] = Object.entries(DASHBOARD_POSTS)
+      .filter((entry): entry is [string, TObject] => typeof entry[1] !== 'string' && !PUBLIC_POSTS.has(entry[0]))
+      .map(([pattern, body]) => [urlOf(pattern, { serverId: userServerId, webhookId }), fieldsOf(body)]);
+    signedIn.push([`/dashboard/servers/${g.pick(PATH_PIECES)}/rotate-key`, fieldsOf(RotateKeyBody)]);
+    const csrf = csrfOf((await user.get('/dashboard/servers')).body);
     for (let i = 0; i < 300; i += 1) {
       const [url, fields] = g.pick(signedIn);
       // Half are signed in with the form's own fields only, so the handlers themselves are fuzzed.
@@ -120,12 +104,16 @@ describe('fuzz: hostile input on the pages (SQLite)', () => {
       else await send({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
     }
     // The schemas let enough through for the handlers to be fuzzed: answered neither by the schema (400),
-    // the CSRF check (403) nor the sign-in redirect.
+    // the CSRF check (403), a refusal to find the target (404) nor the sign-in redirect. The default seed
+    // reaches 77 such answers (seeds 1 to 3: 70, 75, 85); 65 leaves a margin for FUZZ_SEED's other runs.
     const handled = seen.filter(
       ({ method, path, response }) =>
-        method === 'POST' && path?.startsWith('/dashboard/') && ![400, 403].includes(response.statusCode) && response.headers.location !== '/dashboard/sign-in',
+        method === 'POST' &&
+        path?.startsWith('/dashboard/') &&
+        ![400, 403, 404].includes(response.statusCode) &&
+        response.headers.location !== '/dashboard/sign-in',
     );
-    expect(handled.length).toBeGreaterThan(60);
+    expect(handled.length).toBeGreaterThanOrEqual(65);
     // Sign-in and sign-up run scrypt, on purpose slow: a few dozen cover their parsing.
     for (let i = 0; i < 30; i += 1) {
       const url = g.pick(['/dashboard/sign-in', '/dashboard/sign-up']);
