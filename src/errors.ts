@@ -1,9 +1,11 @@
 /**
  * Problem details (RFC 9457) and the closed list of error codes. A handler throws a Problem; its
  * area's error handler (web/problems.ts, answerErrors) renders it. A Problem's status comes from this
- * list alone. Pages that answer a request themselves set their own: the end users' form and OAuth
- * callback pages, and a dashboard form drawn again with the service's refusal beside its field (409
- * for a limit reached, 422 for what was typed: dashboard/domain-errors.ts).
+ * list alone. Pages and endpoints that answer a request themselves set their own status, for example:
+ * the end users' form and OAuth callback pages, the dashboard's form-expired and sign-up-closed pages
+ * (403), a dashboard form submitted twice (409, dashboard/form-once.ts), a dashboard form drawn again
+ * with the service's refusal beside its field (409 for a limit reached, 422 for what was typed:
+ * dashboard/domain-errors.ts), and the health check's 503.
  */
 
 export const ERRORS = {

@@ -11,7 +11,9 @@ export function userActor(userId: string): string {
 
 /**
  * The user id in a dashboard user's actor string: `user:usr_…`, or `member:usr_…`, the spelling before
- * migration 012, which a node still running the previous version may write during an upgrade.
+ * migration 012. The migration rewrites the stored ones and every node is stopped across it (README), so
+ * this reading is defensive: an old spelling that escaped the rewrite (a request in flight while 012
+ * ran) is named as the user rather than shown raw.
  */
 function userIdOf(actor: string): string | undefined {
   if (actor.startsWith('user:')) return actor.slice('user:'.length);

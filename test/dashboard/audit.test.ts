@@ -131,7 +131,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     expect(page.body).toContain(`<a href="/dashboard/servers/${serverId}">Checkout</a>`);
   });
 
-  it('names a user written as member:usr_… (by a node of the previous version during an upgrade) by their email', async () => {
+  it('names a user written as member:usr_… (the spelling before migration 012, read defensively) by their email', async () => {
     const { client, email, userId, accountId } = await newUser();
     const { serverId } = await createServer(t.ctx, { accountId, name: 'Upgrade', mode: 'business', actor: CLI_ACTOR });
     t.clock.advance(1);
