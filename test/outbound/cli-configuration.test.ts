@@ -5,7 +5,6 @@
  * with KEYWARD_ALLOW_PRIVATE_URLS=true accepts them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
 import { runCli } from '../helpers/cli-process.js';
 import { type CliTenant, startCliTenant } from '../helpers/cli-tenant.js';
 import { ENGINES } from '../helpers/databases.js';
@@ -23,21 +22,17 @@ async function inBatches<T, R>(items: T[], width: number, task: (item: T, index:
 
 describe.each(ENGINES)('provider add-oauth and the outbound URL policy on %s', (engine) => {
   let tenant: CliTenant;
-  let store: Store;
-  let env: NodeJS.ProcessEnv;
-  let serverId: string;
   beforeAll(async () => {
     tenant = await startCliTenant(engine);
-    ({ store, env, serverId } = tenant);
   }, SLOW);
   afterAll(() => tenant?.close());
 
   const addOAuth = (allowPrivate: boolean, slug: string, tokenUrl: string, authorizationUrl = 'https://auth.acme.test/authorize') =>
-    runCli({ ...env, KEYWARD_ALLOW_PRIVATE_URLS: String(allowPrivate) }, [
+    runCli({ ...tenant.env, KEYWARD_ALLOW_PRIVATE_URLS: String(allowPrivate) }, [
       'provider',
       'add-oauth',
       '--server',
-      serverId,
+      tenant.serverId,
       '--slug',
       slug,
       '--authorization-url',
@@ -50,7 +45,7 @@ describe.each(ENGINES)('provider add-oauth and the outbound URL policy on %s', (
       SECRET,
       '--json',
     ]);
-  const customSlugs = async () => (await store.db.selectFrom('custom_providers').select('slug').orderBy('slug').execute()).map((r) => r.slug);
+  const customSlugs = async () => (await tenant.store.db.selectFrom('custom_providers').select('slug').orderBy('slug').execute()).map((r) => r.slug);
 
   // The URL is refused before anything is read or written, so the second engine runs a sample of the
   // spellings: each is a whole Node process on two shared cores.
@@ -82,7 +77,7 @@ describe.each(ENGINES)('provider add-oauth and the outbound URL policy on %s', (
     for (const run of runs) {
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
-      expect(JSON.parse(run.stdout)).toMatchObject({ serverId });
+      expect(JSON.parse(run.stdout)).toMatchObject({ serverId: tenant.serverId });
     }
     expect(await customSlugs()).toEqual(['local-0', 'local-1', 'local-2']);
   });
