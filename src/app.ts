@@ -15,7 +15,7 @@ import { connectErrors, connectPlugin } from './connect/plugin.js';
 import { DASHBOARD_PAGES } from './dashboard/pages.js';
 import { dashboardErrors, dashboardPlugin } from './dashboard/plugin.js';
 import { mentionsKey } from './keys/format.js';
-import { registerHttpMetrics } from './metrics/http-metrics.js';
+import { metricsRoute } from './metrics/http-metrics.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { ServiceContext } from './services/context.js';
 import { registerAssets } from './web/assets.js';
@@ -98,15 +98,15 @@ export async function buildApp(options: AppOptions) {
     reply.header('x-request-id', request.id);
   });
   // One line a request, naming the route pattern and never the path itself: paths carry form tokens
-  // and end users' ids.
+  // and end users' ids; and, where the node has metrics, the request counted in the same hook. Before
+  // any area's plugin: a plugin inherits only the hooks registered before it.
+  const { metrics } = options;
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, route: request.routeOptions.url ?? '(no route)', statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
+    const { method } = request;
+    const { statusCode, elapsedTime } = reply;
+    request.log.info({ method, route: request.routeOptions.url ?? '(no route)', statusCode, ms: Math.round(elapsedTime) }, 'request');
+    metrics?.request(metricsRoute(request), method, statusCode, elapsedTime / 1000);
   });
-  // Before any area's plugin: a plugin inherits only the hooks registered before it.
-  if (options.metrics) registerHttpMetrics(app, options.metrics);
   // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its
   // decorations live here rather than in the API's scope.
   app.decorateRequest('auth', null);

@@ -7,6 +7,7 @@
  * with the service's refusal beside its field (409 for a limit reached, 422 for what was typed:
  * dashboard/domain-errors.ts), and the health check's 503.
  */
+import { Answer } from './answer.js';
 
 export const ERRORS = {
   browser_access_forbidden: { status: 403, title: 'Browser access forbidden' },
@@ -48,7 +49,8 @@ export interface FieldError {
   message: string;
 }
 
-export class Problem extends Error {
+/** An answer, not a fault: made without a stack trace (answer.ts). */
+export class Problem extends Answer {
   readonly code: ErrorCode;
   readonly status: number;
   readonly detail: string;
@@ -57,12 +59,7 @@ export class Problem extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, detail: string, options: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
-    // A Problem is an answer, not a fault: no stack trace is needed, and capturing one is the most
-    // expensive part of refusing a request.
-    const stackTraceLimit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(detail);
-    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'Problem';
     this.code = code;
     this.status = ERRORS[code].status;

@@ -4,6 +4,7 @@
  * and the CLI each map it once (api/domain-problem.ts, dashboard/domain-errors.ts, cli/main.ts).
  * Anything else a service lets through is a real fault.
  */
+import { Answer } from '../answer.js';
 
 /**
  * The closed list of codes, each with what it means. A code the management API can answer has the
@@ -33,7 +34,7 @@ export const DOMAIN_ERROR_CODES = {
 
 export type DomainErrorCode = keyof typeof DOMAIN_ERROR_CODES;
 
-export class DomainError extends Error {
+export class DomainError extends Answer {
   readonly code: DomainErrorCode;
   /**
    * The input it concerns, named as its caller names it in camelCase (an API body or query field, a
@@ -44,11 +45,7 @@ export class DomainError extends Error {
   readonly detail: string;
 
   constructor(code: DomainErrorCode, options: { field?: string; detail: string }) {
-    // A refusal is an answer, not a fault: no stack trace is needed (as for Problem).
-    const stackTraceLimit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(options.detail);
-    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'DomainError';
     this.code = code;
     this.field = options.field;
