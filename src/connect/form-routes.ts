@@ -5,13 +5,11 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
-import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
 import { completeForm, fieldError, type OpenForm, openForm } from '../services/static-forms.js';
-import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
 import { setPageHeaders } from '../web/page-headers.js';
-import { nonceCookie } from '../web/tokens.js';
+import { nonceCookie, nonceMatches } from '../web/tokens.js';
 import { redirectToApp } from './app-redirect.js';
 import { formPage, messagePage, successPage } from './form-page.js';
 
@@ -43,8 +41,7 @@ export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceCon
     if (form.state === 'gone') return reply.code(410).send(messagePage(410));
 
     const text = (name: string) => formText(request.body, name);
-    const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
-    if (!nonce || !sameText(text('csrf'), csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
+    if (!nonceMatches(request, CSRF_COOKIE, (nonce) => csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
 
     // Without a prototype, a field named like an Object.prototype property is stored like any other.
     const values: Record<string, string> = Object.create(null);

@@ -12,6 +12,7 @@ import { userActor } from './actor-names.js';
 import { audiencePage, audienceUrl, type ProviderNames, personalModePage, revokePage } from './audience-views.js';
 import { notFoundPage } from './domain-errors.js';
 import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
+import { catalogName } from './format.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
 import { type AccountServer, serverOfAccount } from './server-access.js';
@@ -55,7 +56,7 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
     const names = new Map(enabled.map((p) => [p.slug, p.name]));
     return {
       options: enabled.map((p) => ({ value: p.slug, label: p.name })),
-      nameOf: (slug) => names.get(slug) ?? ctx.catalog(slug)?.name ?? slug,
+      nameOf: (slug) => names.get(slug) ?? catalogName(ctx.catalog, slug),
     };
   }
 

@@ -7,6 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { actorNames } from './actor-names.js';
 import { auditPage, type EventRow } from './audit-views.js';
 import { Query, queryRoute, refuseMalformed } from './form-schemas.js';
+import { catalogName } from './format.js';
 import { sendPage } from './layout.js';
 import { type PageRoutes, pageContext } from './plugin.js';
 
@@ -35,7 +36,7 @@ export const registerAuditPages: PageRoutes = (scope, ctx) => {
       events.map((e) => e.actor),
     );
 
-    const providerName = (slug: string) => ctx.catalog(slug)?.name ?? slug;
+    const providerName = (slug: string) => catalogName(ctx.catalog, slug);
     return sendPage(reply, auditPage(context, { events, names, providerName, newest: !cursor, older }));
   });
 };

@@ -11,12 +11,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AddressLimit } from '../auth/rate-limit.js';
-import { sameText } from '../digest.js';
 import type { ServiceContext } from '../services/context.js';
 import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/sessions.js';
 import { cookie, readCookie } from '../web/cookies.js';
-import { formText } from '../web/form-fields.js';
-import { nonceCookie } from '../web/tokens.js';
+import { nonceCookie, nonceMatches } from '../web/tokens.js';
 import { expiredAnonymousForm, signInForm, signUpClosed, signUpForm } from './auth-views.js';
 import { refusalOf } from './domain-errors.js';
 import { Filled, formErrors, formRoute, Notice, PublicForm, Query, queryRoute, refuseMalformed, Text } from './form-schemas.js';
@@ -63,10 +61,7 @@ export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, 
   /** The nonce of this browser's anonymous forms, made (and set as a cookie) on its first visit. */
   const formNonce = (request: FastifyRequest, reply: FastifyReply) =>
     nonceCookie(request, reply, { name: ANON_CSRF_COOKIE, path: '/dashboard', secure: options.secure });
-  function csrfValid(request: FastifyRequest): boolean {
-    const nonce = readCookie(request.headers.cookie, ANON_CSRF_COOKIE);
-    return !!nonce && sameText(formText(request.body, 'csrf'), anonCsrf(nonce));
-  }
+  const csrfValid = (request: FastifyRequest) => nonceMatches(request, ANON_CSRF_COOKIE, anonCsrf);
   async function signedIn(request: FastifyRequest): Promise<boolean> {
     const token = readCookie(request.headers.cookie, SESSION_COOKIE);
     return !!token && (await openSession(ctx, token)) !== null;

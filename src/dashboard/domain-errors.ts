@@ -7,6 +7,7 @@
  */
 import { Problem } from '../errors.js';
 import { DomainError, type DomainErrorCode } from '../services/domain-error.js';
+import { own } from '../web/form-fields.js';
 import type { ErrorReader } from '../web/problems.js';
 import { sentence } from './format.js';
 import type { FieldErrors } from './forms.js';
@@ -62,7 +63,7 @@ export const readRefusal: ErrorReader = (error) => {
  */
 export function refusalOf(error: unknown, fields: Readonly<Record<string, string>>): Refusal {
   if (!(error instanceof DomainError)) throw error;
-  const field = error.field !== undefined && Object.hasOwn(fields, error.field) ? fields[error.field] : undefined;
+  const field = error.field !== undefined ? own(fields, error.field) : undefined;
   if (!field && isNotFound(error)) throw notFoundPage();
   const message = sentence(error.detail);
   return {

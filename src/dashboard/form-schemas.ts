@@ -16,6 +16,7 @@
 import { type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { Problem } from '../errors.js';
+import { own } from '../web/form-fields.js';
 import type { FieldErrors } from './forms.js';
 
 /** The longest text any field takes unless it says less: a bound for the server, not a rule. */
@@ -106,7 +107,7 @@ export function formErrors(request: FastifyRequest, messages: Readonly<Record<st
       errors[field] ??= `Use at most ${String(params.limit)} characters.`;
       continue;
     }
-    const message = Object.hasOwn(messages, field) ? messages[field] : undefined;
+    const message = own(messages, field);
     if (!message) throw forged();
     errors[field] ??= message;
   }

@@ -47,3 +47,11 @@ export function sentence(message: string): string {
   const text = message.charAt(0).toUpperCase() + message.slice(1);
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
+
+/**
+ * A provider named by its slug: its name in the catalog, else the slug itself (a slug the catalog does
+ * not know, such as a server's own provider's).
+ */
+export function catalogName(catalog: (slug: string) => { name: string } | undefined, slug: string): string {
+  return catalog(slug)?.name ?? slug;
+}

@@ -11,6 +11,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problemBody } from '../errors.js';
+import { own } from './form-fields.js';
 import { internalError, type ProblemResponder } from './problems.js';
 
 export type Area = 'api' | 'dashboard' | 'pages' | 'other';
@@ -29,7 +30,7 @@ export function areaOf(target: string): Area {
     .slice(1)
     .split('/', 1)[0]!
     .replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  return Object.hasOwn(AREAS, first) ? AREAS[first]! : 'other';
+  return own(AREAS, first) ?? 'other';
 }
 
 /** A new request id; randomUUID draws from a cached pool of random bytes, cheaper than randomBytes per request. */
