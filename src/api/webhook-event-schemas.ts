@@ -4,6 +4,7 @@
  * SDK's tests validate real deliveries against these schemas, so they cannot drift from what is sent.
  */
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+import type { WebhookEventType } from '../services/webhook-events.js';
 import { ProblemSchema, Timestamp } from './schemas.js';
 
 const EventCredential = Type.Object(
@@ -25,8 +26,11 @@ const RevokedCredential = Type.Object(
 
 const member = { serverId: Type.String(), externalUserId: Type.String() };
 
-/** One event's envelope: its type as a literal, so a union of events narrows on `type`. */
-function event<D extends TObject>(type: string, description: string, data: D) {
+/**
+ * One event's envelope: its type as a literal, so a union of events narrows on `type`. The type is one
+ * the outbox writes (webhook-events.ts), so renaming an event there fails to compile here.
+ */
+function event<D extends TObject>(type: WebhookEventType, description: string, data: D) {
   return Type.Object(
     { type: Type.Literal(type), timestamp: Type.String({ description: 'RFC 3339 UTC time, to the second.' }), data },
     { description, additionalProperties: false },

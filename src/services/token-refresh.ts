@@ -67,20 +67,21 @@ function attemptStands(ctx: ServiceContext, row: CredentialRow, since: string): 
 /**
  * Takes the lease unless another reader holds a live one, or the last attempt stands (see above).
  * The same test as attemptStands, made again by the database in the UPDATE itself, so that readers on
- * other nodes, or one that read the row before an attempt ended, cannot start a second one.
+ * other nodes, or one that read the row before an attempt ended, cannot start a second one. When
+ * taken, the holder's id and the row as the UPDATE left it (lease included); null otherwise.
  */
-async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string): Promise<string | null> {
+async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string): Promise<{ holder: string; row: CredentialRow } | null> {
   const now = ctx.clock.now();
   const holder = randomUUID();
   const leaseSeconds = Math.ceil(ctx.providerTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
-  const taken = await ctx.store.audience.takeRefreshLease(row.id, {
+  const leased = await ctx.store.audience.takeRefreshLease(row.id, {
     holder,
     until: iso(addSeconds(now, leaseSeconds)),
     now: iso(now),
     since,
     cooldownStart: cooldownStart(ctx, now),
   });
-  return taken ? holder : null;
+  return leased ? { holder, row: leased } : null;
 }
 
 /** Waits until the lease is released or runs out; the row as it then is, or undefined if it was revoked. */
@@ -228,9 +229,9 @@ export async function readFresh(ctx: ServiceContext, row: CredentialRow, minVali
       if (current.refresh_attempted_at! < since) observeRefresh(ctx, current.provider, 'skipped_cooldown');
       return { row: current, failure: storedFailure(current) };
     }
-    const holder = await takeLease(ctx, current, since);
-    if (holder) {
-      const { failure } = await refreshCounted(ctx, current, holder);
+    const lease = await takeLease(ctx, current, since);
+    if (lease) {
+      const { failure } = await refreshCounted(ctx, current, lease.holder);
       const after = await readRow(ctx, current.id);
       return after && { row: after, failure };
     }
@@ -249,11 +250,9 @@ export async function refreshInBackground(ctx: ServiceContext, row: CredentialRo
   if (row.type !== 'oauth2' || row.status !== 'active') return 'busy';
   // Due means last attempted at or before the cutoff; the lease wants attempts before `since`: one
   // millisecond later (times are stored to the millisecond).
-  const holder = await takeLease(ctx, row, iso(addSeconds(new Date(cutoff), 0.001)));
-  if (!holder) return 'busy';
-  // The row as it is now that the lease is held: the batch read it earlier, and a reader may have
-  // refreshed since (a rotated refresh token; a streak of failures ended or begun).
-  const current = await readRow(ctx, row.id);
-  if (!current) return 'busy';
-  return (await refreshCounted(ctx, current, holder)).result;
+  const lease = await takeLease(ctx, row, iso(addSeconds(new Date(cutoff), 0.001)));
+  if (!lease) return 'busy';
+  // Refreshed from the row as the lease's UPDATE returned it, not as the batch read it earlier: a
+  // reader may have refreshed since (a rotated refresh token; a streak of failures ended or begun).
+  return (await refreshCounted(ctx, lease.row, lease.holder)).result;
 }

@@ -17,7 +17,7 @@ import { newId } from '../ids.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import type { ServiceContext } from './context.js';
 import { type AttemptResult, answered, nextState, ours, retryAfterSeconds, unanswered, WEBHOOK_TIMEOUT_MS } from './webhook-retry-policy.js';
-import { webhookSecretAad, webhookSignature } from './webhook-signing.js';
+import { webhookKey, webhookSecretAad, webhookSignature } from './webhook-signing.js';
 
 /** Beyond the timeout, the time a sender may need to write the outcome back. */
 const LEASE_MARGIN_SECONDS = 5;
@@ -33,8 +33,8 @@ export interface DispatcherLimits {
 
 export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perEndpoint: 4, pollMs: 500 };
 
-/** Where the messages claimed together go, read once for all of them. */
-type Target = { url: string; secrets: string[] } | { url: string; unreadable: Error };
+/** Where the messages claimed together go, read once for all of them: the URL and the live secrets' HMAC keys. */
+type Target = { url: string; keys: Buffer[] } | { url: string; unreadable: Error };
 
 type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
 
@@ -167,16 +167,17 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The endpoint's URL and its live secrets, opened; null where it was removed meanwhile (its messages
-   * went with it). Secrets that cannot be read or opened are `unreadable`: the attempts fail on our side.
+   * The endpoint's URL and its live secrets, opened and decoded to HMAC keys once for the batch; null
+   * where it was removed meanwhile (its messages went with it). Secrets that cannot be read or opened
+   * are `unreadable`: the attempts fail on our side.
    */
   async #target(endpointId: string, now: string): Promise<Target | null> {
     const { webhooks } = this.#ctx.store;
     const endpoint = await webhooks.endpoint(endpointId);
     if (!endpoint) return null;
     try {
-      const secrets = (await webhooks.liveSecrets(endpointId, now)).map((s) => this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id)));
-      return { url: endpoint.url, secrets };
+      const keys = (await webhooks.liveSecrets(endpointId, now)).map((s) => webhookKey(this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id))));
+      return { url: endpoint.url, keys };
     } catch (error) {
       return { url: endpoint.url, unreadable: error as Error };
     }
@@ -213,7 +214,6 @@ export class WebhookDispatcher {
       await this.#settle(message, ours(), 0, startedAt);
       return;
     }
-    const { secrets } = endpoint;
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const began = performance.now();
     let result: AttemptResult;
@@ -225,7 +225,7 @@ export class WebhookDispatcher {
           'user-agent': 'Keyward-Webhooks/1',
           'webhook-id': message.id,
           'webhook-timestamp': String(timestamp),
-          'webhook-signature': webhookSignature(secrets, message.id, timestamp, message.payload),
+          'webhook-signature': webhookSignature(endpoint.keys, message.id, timestamp, message.payload),
         },
         body: message.payload,
         signal: this.#abort.signal,
@@ -242,7 +242,7 @@ export class WebhookDispatcher {
         result = ours();
       }
     }
-    if (result.error?.startsWith('timeout')) this.#unresponsive.add(message.endpoint_id);
+    if (result.failure === 'timeout') this.#unresponsive.add(message.endpoint_id);
     else this.#unresponsive.delete(message.endpoint_id);
     const durationMs = Math.round(performance.now() - began);
     await this.#settle(message, result, durationMs, startedAt);

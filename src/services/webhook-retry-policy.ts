@@ -44,6 +44,9 @@ const RETRIED_STATUSES = new Set([408, 429]);
 /** What one attempt came to. */
 export interface AttemptResult {
   statusCode: number | null;
+  /** Why no answer came (`internal`: Keyward's side); null when the endpoint answered. */
+  failure: OutboundError['kind'] | 'internal' | null;
+  /** The stored attempt's text: the failure and its message. */
   error: string | null;
   retryAfter: number | null;
   delivered: boolean;
@@ -52,13 +55,13 @@ export interface AttemptResult {
 
 export function answered(status: number, retryAfter: number | null): AttemptResult {
   const delivered = status >= 200 && status < 300;
-  return { statusCode: status, error: null, retryAfter, delivered, retryable: !delivered && (RETRIED_STATUSES.has(status) || status >= 500) };
+  return { statusCode: status, failure: null, error: null, retryAfter, delivered, retryable: !delivered && (RETRIED_STATUSES.has(status) || status >= 500) };
 }
 
 /** A call that produced no answer: timeouts and network errors are retried; a refused address or a redirect is not. */
 export function unanswered(error: OutboundError): AttemptResult {
   const retryable = error.kind === 'timeout' || error.kind === 'network';
-  return { statusCode: null, error: `${error.kind}: ${error.message}`, retryAfter: null, delivered: false, retryable };
+  return { statusCode: null, failure: error.kind, error: `${error.kind}: ${error.message}`, retryAfter: null, delivered: false, retryable };
 }
 
 /**
@@ -67,7 +70,14 @@ export function unanswered(error: OutboundError): AttemptResult {
  * the cause goes to the log, never into the stored attempt.
  */
 export function ours(): AttemptResult {
-  return { statusCode: null, error: 'internal: Keyward could not send this message; see its log', retryAfter: null, delivered: false, retryable: true };
+  return {
+    statusCode: null,
+    failure: 'internal',
+    error: 'internal: Keyward could not send this message; see its log',
+    retryAfter: null,
+    delivered: false,
+    retryable: true,
+  };
 }
 
 /** The message's next state after an attempt that ended at `ended`. */

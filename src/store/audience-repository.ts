@@ -191,10 +191,14 @@ export class AudienceRepository extends Repository {
 
   /**
    * Takes the refresh lease of an active credential unless a live one is held or an attempt ended at
-   * or after `since` or after `cooldownStart` (token-refresh.ts); true when taken.
+   * or after `since` or after `cooldownStart` (token-refresh.ts). When taken, the row as the lease
+   * left it (every column, as credential() reads them); undefined otherwise.
    */
-  async takeRefreshLease(id: string, lease: { holder: string; until: string; now: string; since: string; cooldownStart: string }): Promise<boolean> {
-    const taken = await this.db
+  async takeRefreshLease(
+    id: string,
+    lease: { holder: string; until: string; now: string; since: string; cooldownStart: string },
+  ): Promise<Credential | undefined> {
+    return this.db
       .updateTable('credentials')
       .set({ refresh_lease_until: lease.until, refresh_lease_holder: lease.holder })
       .where('id', '=', id)
@@ -206,8 +210,8 @@ export class AudienceRepository extends Repository {
           eb.and([eb('refresh_attempted_at', '<', lease.since), eb('refresh_attempted_at', '<=', lease.cooldownStart)]),
         ]),
       )
+      .returningAll()
       .executeTakeFirst();
-    return taken.numUpdatedRows > 0n;
   }
 
   /** Releases the lease with the attempt's outcome; fenced by the holder, so a holder whose lease ran out writes nothing (false). */
