@@ -9,14 +9,43 @@
 // Type errors do not stop the build (tsc emits anyway; a stale dist/ would be worse) but fail it. A
 // compile that emitted nothing or not every module (tsc could not start, a broken tsconfig) leaves
 // dist/ as it was and fails the build: a tree of stylesheets alone must never replace it.
+// With --if-stale (npm install's prepare, the tests' setup) it builds only when dist/ does not match
+// src/, so an install of a tree that is already built, or a test run after no edit, costs nothing.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const next = root(`dist.next-${process.pid}`);
 const old = root(`dist.old-${process.pid}`);
+
+/** Every file under a folder, as paths relative to it; none when the folder is missing. */
+function filesUnder(dir) {
+  try {
+    return readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
+  } catch {
+    return [];
+  }
+}
+
+/** dist/ matches src/ when it holds the output of every source file and nothing else, none older than its source. */
+function upToDate() {
+  const sources = filesUnder(root('src'));
+  const built = new Set(filesUnder(root('dist')).filter((path) => !/\.(d\.ts|d\.ts\.map|js\.map)$/.test(path)));
+  const outputs = sources.map((path) => path.replace(/\.ts$/, '.js'));
+  if (built.size !== outputs.length || !outputs.every((path) => built.has(path))) return false;
+  try {
+    return sources.every((path, i) => statSync(join(root('src'), path)).mtimeMs <= statSync(join(root('dist'), outputs[i])).mtimeMs);
+  } catch {
+    // Another build swapped dist/ (or a file of src/ went) while we looked: build rather than guess.
+    return false;
+  }
+}
+
+if (process.argv.includes('--if-stale') && upToDate()) process.exit(0);
 
 // A folder left by a killed build whose pid this one reuses would mix its files into ours.
 rmSync(next, { recursive: true, force: true });
