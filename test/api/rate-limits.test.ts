@@ -44,16 +44,19 @@ describe('the per-address counter', () => {
 
   it('costs the same per hit when full as when empty', () => {
     const counter = new AddressLimit(60, 50_000);
-    const batch = (from: number) => {
+    let next = 0;
+    const batch = () => {
       const started = performance.now();
-      for (let i = from; i < from + 20_000; i += 1) counter.hit(ipv4(i), NOW);
+      for (const end = next + 10_000; next < end; next += 1) counter.hit(ipv4(next), NOW);
       return performance.now() - started;
     };
-    const empty = batch(0);
-    for (let from = 20_000; from < 180_000; from += 20_000) batch(from);
+    // The fastest of a few batches, not one: on a busy machine any single batch may be paused.
+    const fastest = (batches: number) => Math.min(...Array.from({ length: batches }, batch));
+    const empty = fastest(4);
+    while (next < 150_000) batch();
     // At the bound every hit evicts; a structure that scanned for its oldest entry would be tens of times slower.
     expect(counter.size).toBe(50_000);
-    expect(batch(180_000)).toBeLessThan(empty * 4);
+    expect(fastest(4)).toBeLessThan(empty * 4);
   });
 
   it('limits within a window, restarts it after a minute, and drops ended windows as hits come', () => {
