@@ -13,6 +13,7 @@ import { aad as idempotencyAad } from '../../src/services/idempotency.js';
 import { verifyMasterKeys } from '../../src/services/master-key.js';
 import { rotateMasterKey } from '../../src/services/master-key-rotation.js';
 import { Vault } from '../../src/services/vault.js';
+import { isRetiredMasterKeyRefusal } from '../../src/store/errors.js';
 import { migrateUpTo } from '../../src/store/migrate.js';
 import { SEALED_COLUMNS } from '../../src/store/sealed-columns.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
@@ -56,7 +57,7 @@ describe.each(ENGINES)('a retired master key on %s', (engine) => {
   }, SLOW);
 
   it('refuses every sealed write of a node still on the retired key; the new key alone starts and reads', { timeout: SLOW }, async () => {
-    const { t, headers } = await startWithTenant(engine);
+    const { t, tenant, headers } = await startWithTenant(engine);
     closers.push(() => t.close());
     const keyA = t.masterKey.toString('base64');
     const keyB = newMasterKey();
@@ -69,7 +70,8 @@ describe.each(ENGINES)('a retired master key on %s', (engine) => {
     const env = (settings: Record<string, string>) => cliEnv({ KEYWARD_DATABASE_URL: t.database.url, ...settings });
     expect(await cliJson(env({ KEYWARD_MASTER_KEY: keyB, KEYWARD_OLD_MASTER_KEYS: keyA }), ['master-key', 'rotate'])).toEqual({ resealed: 1, remaining: 0 });
 
-    // Node A, still on A: the form's credential, an idempotency record, an OAuth-less write all refused.
+    // Node A, still on A: the form's credential and an idempotency record are refused, and so is any
+    // other sealed write, recognisably (what the CLI turns into its one line).
     const posted = await postHostedForm(t.app, visit, { apiKey: 'sk-proj-AFTERretirementabcdefghijk' });
     expect(posted.statusCode).toBe(500);
     const replayable = await t.app.inject({
@@ -81,6 +83,8 @@ describe.each(ENGINES)('a retired master key on %s', (engine) => {
     expect(replayable.statusCode).toBe(500);
     expect(replayable.json().code).toBe('internal_error');
     expect(replayable.body).not.toContain(REFUSAL);
+    const direct = t.ctx.store.flows.addIdempotencyRecord(idempotencyRecord(t.ctx.vault, tenant.serverId, 'direct'));
+    await expect(direct).rejects.toSatisfy(isRetiredMasterKeyRefusal);
     // The operator's line: what happened and what to do.
     const refusals = t.logs.filter((line) => line.includes(REFUSAL));
     expect(refusals.length).toBeGreaterThanOrEqual(2);
