@@ -10,6 +10,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';
+import { isRetiredMasterKeyRefusal } from '../store/errors.js';
 import type { Command } from './commands.js';
 
 class UsageError extends Error {}
@@ -102,6 +103,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof ConfigError) {
       process.stderr.write(`keyward: ${error.message}\n`);
+      return 1;
+    }
+    if (isRetiredMasterKeyRefusal(error)) {
+      // A rotation retired this process's key while it ran: nothing was written.
+      process.stderr.write(`keyward: KEYWARD_MASTER_KEY: ${error.message}\n`);
       return 1;
     }
     process.stderr.write(`keyward: unexpected error: ${(error as Error).message}\n`);

@@ -72,8 +72,39 @@ export async function rotateMasterKey(ctx: ServiceContext, options: RotationOpti
     }
   }
   const remaining = await ctx.store.masterKeys.countNotSealedUnder(prefix);
-  // Nothing is left under an old key: from now on only the current key starts the service, and
-  // KEYWARD_OLD_MASTER_KEYS can be dropped.
-  if (remaining === 0) await ctx.store.masterKeys.retireAllBut(ctx.vault.keyId, ctx.clock.now().toISOString());
-  return { resealed, remaining };
+  if (remaining > 0) return { resealed, remaining };
+  return { resealed, remaining: await retireOldKeys(ctx, prefix) };
+}
+
+/** Rolls back the retirement: a value was sealed under an old key since the count. */
+class StillInUse extends Error {
+  constructor(readonly remaining: number) {
+    super('values are still sealed under an old master key');
+  }
+}
+
+/**
+ * Nothing is left under an old key: from now on only the current key starts the service, and
+ * KEYWARD_OLD_MASTER_KEYS can be dropped. A node still running on an old key may have sealed a value
+ * since the count, so the keys are retired first and counted again in the same transaction: from the
+ * retirement on, the database refuses every value under them (migrations/013's trigger; on
+ * PostgreSQL a write in flight holds its key's row and the retirement waits for its commit, so the
+ * second count sees it), and what was written before is in the count. Anything found rolls the
+ * retirement back and is left for the next run. How many values remain: 0 once retired.
+ *
+ * The second count holds the old keys' rows (PostgreSQL) or the write lock (SQLite) while it reads
+ * the sealed columns: writes wait that long, once, at the end of a rotation.
+ */
+async function retireOldKeys(ctx: ServiceContext, prefix: Buffer): Promise<number> {
+  try {
+    await ctx.store.transaction(async () => {
+      await ctx.store.masterKeys.retireAllBut(ctx.vault.keyId, ctx.clock.now().toISOString());
+      const left = await ctx.store.masterKeys.countNotSealedUnder(prefix);
+      if (left > 0) throw new StillInUse(left);
+    });
+    return 0;
+  } catch (error) {
+    if (error instanceof StillInUse) return error.remaining;
+    throw error;
+  }
 }

@@ -3,6 +3,10 @@
  * in `master_keys` with a check value sealed under it; a process starts only if the keys it was
  * given open every key still in use. A wrong KEYWARD_MASTER_KEY would otherwise start a healthy
  * service that answers 500 on every read and seals new values under a key nothing else can open.
+ *
+ * Reading those few rows is enough, however many values are sealed: the database refuses a value
+ * under a retired key (migrations/013's trigger), so every value is under a key whose row is not
+ * retired, and no start-up has to scan the sealed columns for the key ids they hold.
  */
 import { ConfigError } from '../config.js';
 import type { Store } from '../store/store.js';

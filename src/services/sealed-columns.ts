@@ -6,6 +6,7 @@
 import type { SealedColumn, SealedRow, SealedTable } from '../store/sealed-columns.js';
 import { credentialAad } from './credentials.js';
 import { aad as idempotencyAad } from './idempotency.js';
+import { instanceSecretAad } from './instance-secrets.js';
 import { verifierAad } from './oauth-flows.js';
 import { clientSecretAad } from './providers.js';
 import { webhookSecretAad } from './webhook-signing.js';
@@ -18,6 +19,7 @@ const AAD_BY_TABLE: Record<SealedTable, (row: SealedRow) => string> = {
   oauth_flows: (r) => verifierAad(text(r, 'id'), text(r, 'server_id')),
   idempotency_records: (r) => idempotencyAad(text(r, 'server_id'), text(r, 'idempotency_key')),
   webhook_secrets: (r) => webhookSecretAad(text(r, 'id'), text(r, 'endpoint_id')),
+  instance_secrets: (r) => instanceSecretAad(text(r, 'name')),
 };
 
 /** The associated data of the value `row` holds in `column` (a row read with the column's `reads`). */

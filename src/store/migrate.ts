@@ -11,6 +11,8 @@ import { rateLimitsMigration } from './migrations/009-rate-limits.js';
 import { webhooksMigration } from './migrations/010-webhooks.js';
 import { backgroundRefreshMigration } from './migrations/011-background-refresh.js';
 import { accountUsersMigration } from './migrations/012-account-users.js';
+import { retiredMasterKeysMigration } from './migrations/013-retired-master-keys.js';
+import { instanceSecretsMigration } from './migrations/014-instance-secrets.js';
 import type { Store } from './store.js';
 
 /**
@@ -40,6 +42,8 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '010-webhooks': webhooksMigration(store.engine),
     '011-background-refresh': backgroundRefreshMigration(),
     '012-account-users': accountUsersMigration(store.engine),
+    '013-retired-master-keys': retiredMasterKeysMigration(store.engine),
+    '014-instance-secrets': instanceSecretsMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

@@ -195,6 +195,14 @@ export interface MasterKeysTable {
   retired_at: string | null;
 }
 
+/** A random secret of the whole installation, by use (services/instance-secrets.ts). */
+export interface InstanceSecretsTable {
+  name: string;
+  /** Sealed under the master key, like every other secret. */
+  secret: Uint8Array;
+  created_at: string;
+}
+
 export interface AuditEventsTable {
   id: string;
   account_id: string;
@@ -304,6 +312,7 @@ export interface Database {
   idempotency_records: IdempotencyRecordsTable;
   audit_events: AuditEventsTable;
   master_keys: MasterKeysTable;
+  instance_secrets: InstanceSecretsTable;
   auth_version: AuthVersionTable;
   rate_limit_windows: RateLimitWindowsTable;
   webhook_endpoints: WebhookEndpointsTable;

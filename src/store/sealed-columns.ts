@@ -2,7 +2,8 @@
  * Every column that holds a sealed value (every `vault.seal`/`sealJson` call site writes one of
  * these), with its row's key and the columns its associated data is made of. The master-key check
  * and rotation walk this list, so a new sealed column is one more entry here, and one more
- * associated-data rule in services/sealed-columns.ts (the type makes that one required).
+ * associated-data rule in services/sealed-columns.ts (the type makes that one required), and a
+ * migration giving it the trigger that refuses a retired master key (migrations/013).
  * Each table holds one sealed column, so a column's table names it.
  */
 import type { Database } from './schema.js';
@@ -25,6 +26,7 @@ export const SEALED_COLUMNS = [
   { table: 'oauth_flows', column: 'verifier', key: ['id'], reads: ['id', 'server_id'] },
   { table: 'idempotency_records', column: 'response', key: ['server_id', 'idempotency_key'], reads: ['server_id', 'idempotency_key'] },
   { table: 'webhook_secrets', column: 'secret', key: ['id'], reads: ['id', 'endpoint_id'] },
+  { table: 'instance_secrets', column: 'secret', key: ['name'], reads: ['name'] },
 ] as const satisfies readonly SealedColumnDescription[];
 
 export type SealedColumn = (typeof SEALED_COLUMNS)[number];

@@ -10,6 +10,7 @@ import { AuditRepository } from './audit-repository.js';
 import { AuthLookups } from './auth-lookups.js';
 import type { Engine } from './connections.js';
 import { FlowsRepository } from './flows-repository.js';
+import { InstanceSecretsRepository } from './instance-secrets-repository.js';
 import { JobsRepository } from './jobs-repository.js';
 import { KeysRepository } from './keys-repository.js';
 import { MaintenanceRepository } from './maintenance-repository.js';
@@ -43,6 +44,8 @@ export interface Store {
   flows: FlowsRepository;
   audit: AuditRepository;
   masterKeys: MasterKeysRepository;
+  /** The installation's own random secrets, sealed (services/instance-secrets.ts). */
+  instanceSecrets: InstanceSecretsRepository;
   maintenance: MaintenanceRepository;
   rateLimits: RateLimitsRepository;
   webhooks: WebhooksRepository;
@@ -70,6 +73,7 @@ export function openStore(location: DatabaseLocation): Store {
     flows: new FlowsRepository(connections),
     audit: new AuditRepository(connections),
     masterKeys: new MasterKeysRepository(connections),
+    instanceSecrets: new InstanceSecretsRepository(connections),
     maintenance: new MaintenanceRepository(connections),
     rateLimits: new RateLimitsRepository(connections),
     webhooks: new WebhooksRepository(connections),

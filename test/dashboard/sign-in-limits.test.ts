@@ -4,13 +4,15 @@
  * counted before scrypt runs, sign-up is limited per address, and no answer tells whether an email
  * has an account.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/services/accounts.js';
+import { rotateMasterKey } from '../../src/services/master-key-rotation.js';
 import { MAX_SIGN_IN_ATTEMPTS } from '../../src/services/sign-in-attempts.js';
 import { csrfOf, DashboardClient, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
-import { startSecondNode, startTestApp, type TestApp } from '../helpers/test-app.js';
+import { type SecondNode, startSecondNode, startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
 const WRONG = 'That email and password do not match an account.';
@@ -166,5 +168,39 @@ describe.each(ENGINES)('per-address limits on %s', (engine) => {
     expect(made).toHaveLength(LIMIT);
     t.clock.advance(61);
     expect((await signUp(99)).statusCode).toBe(303);
+  });
+});
+
+// During a master-key rotation nodes run on different keys (issue 17, item 3). Two nodes on one
+// database: a SQLite file shared by two apps in this process is enough for a count in one row.
+describe.each(ENGINES)('sign-in limits across a master-key rotation on %s', (engine) => {
+  it('counts an email in one row on nodes on the old and the new key, and still once the rotation is done', async () => {
+    const t = await startTestApp(engine);
+    const newKey = randomBytes(32);
+    const second = await startSecondNode(t, { masterKey: newKey, oldMasterKeys: [t.masterKey] });
+    let third: SecondNode | undefined;
+    try {
+      await createAccount(t.ctx, { name: 'Rotating', email: 'rotating@acme.example', password: PASSWORD });
+      const onOldKey = await signInForm(t.app);
+      const onNewKey = await signInForm(second.app);
+      const wrong = [];
+      for (let i = 0; i < MAX_SIGN_IN_ATTEMPTS; i += 1) wrong.push(await onOldKey('rotating@acme.example', `guess ${i}`));
+      expect(tally(wrong)).toEqual({ wrong: MAX_SIGN_IN_ATTEMPTS, locked: 0, signedIn: 0 });
+      // The right password on the other node: the email is locked there too, and stays locked on both.
+      const right = await onNewKey('rotating@acme.example', PASSWORD);
+      expect(tally([right])).toEqual({ wrong: 0, locked: 1, signedIn: 0 });
+      expect(tally([await onOldKey('rotating@acme.example', PASSWORD)])).toEqual({ wrong: 0, locked: 1, signedIn: 0 });
+      // Both nodes counted in the same single row.
+      expect(await t.ctx.store.db.selectFrom('sign_in_attempts').select('attempts').execute()).toEqual([{ attempts: MAX_SIGN_IN_ATTEMPTS }]);
+      // The rotation finishes (the count's secret is resealed with the rest): a node on the new key
+      // alone still finds the email locked.
+      expect(await rotateMasterKey(second.ctx)).toMatchObject({ remaining: 0 });
+      third = await startSecondNode(t, { masterKey: newKey });
+      expect(tally([await (await signInForm(third.app))('rotating@acme.example', PASSWORD)])).toEqual({ wrong: 0, locked: 1, signedIn: 0 });
+    } finally {
+      await third?.close();
+      await second.close();
+      await t.close();
+    }
   });
 });

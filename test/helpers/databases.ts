@@ -25,6 +25,8 @@ export const ALL_MIGRATIONS = [
   '010-webhooks',
   '011-background-refresh',
   '012-account-users',
+  '013-retired-master-keys',
+  '014-instance-secrets',
 ];
 
 export interface TestDatabase {

@@ -81,6 +81,10 @@ export interface TestAppOptions {
   webhookLimits?: Partial<DispatcherLimits>;
   /** Count metrics, as serve does when KEYWARD_METRICS_PORT is set. */
   metrics?: boolean;
+  /** A second node's own KEYWARD_MASTER_KEY (the first node's unless told), as during a rotation. */
+  masterKey?: Buffer;
+  /** KEYWARD_OLD_MASTER_KEYS (none unless told). */
+  oldMasterKeys?: Buffer[];
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -101,14 +105,16 @@ export async function startTestApp(engine: Engine, options: TestAppOptions = {})
 }
 
 /** One Keyward process: its own store (connections), vault, logger and app on a database URL. */
-async function openNode(url: string, masterKey: Buffer, clock: TestClock, options: TestAppOptions) {
+async function openNode(url: string, firstMasterKey: Buffer, clock: TestClock, options: TestAppOptions) {
+  const masterKey = options.masterKey ?? firstMasterKey;
+  const oldMasterKeys = options.oldMasterKeys ?? [];
   const store = openStore(parseDatabaseUrl(url)!);
   await migrateToLatest(store);
   // The start-up check production runs (runtime.ts): the first node records the key, the next prove it.
-  await verifyMasterKeys(store, { current: masterKey, old: [] }, clock.now().toISOString());
+  await verifyMasterKeys(store, { current: masterKey, old: oldMasterKeys }, clock.now().toISOString());
   const ctx: ServiceContext = {
     store,
-    vault: new Vault(masterKey),
+    vault: new Vault(masterKey, oldMasterKeys),
     clock: options.realClock ? { now: () => new Date() } : clock,
     publicUrl: options.publicUrl ?? 'http://keyward.test',
     catalog: options.catalog ?? catalogProvider,
