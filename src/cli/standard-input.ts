@@ -46,7 +46,7 @@ function readTypedLine(prompt: string): Promise<string> {
     const onData = (text: string) => {
       for (const char of text) {
         if (char === '\r' || char === '\n' || char === '\u0004') return done();
-        if (char === '\u0003') return done(new Error('interrupted'));
+        if (char === '\u0003') return done(new Error('interrupted: no password was set'));
         if (char === '\u007f' || char === '\b') typed = [...typed].slice(0, -1).join('');
         else if (typed.length < MAX_INPUT_BYTES) typed += char;
       }

@@ -96,8 +96,12 @@ describe.each(ENGINES)('user set-password on %s', (engine) => {
     expect(text.stdout).toContain(userId);
     const after = await fetch(`${serve.address}/dashboard/servers`, { headers: { cookie: signedIn.session! }, redirect: 'manual' });
     expect(after.status).toBe(303);
-    expect((await signIn('ops@delta.test', 'another good password')).status).toBe(303);
+    const again = await signIn('ops@delta.test', 'another good password');
+    expect(again.status).toBe(303);
     expect((await signIn('ops@delta.test', PASSWORD)).status).toBe(401);
+    // The account's Audit page tells it, by the CLI.
+    const audit = await fetch(`${serve.address}/dashboard/audit`, { headers: { cookie: again.session! } });
+    expect(await audit.text()).toContain('Set the dashboard password of ops@delta.test');
   });
 
   it("refuses a password the sign-up refuses, in the sign-up's words, and an unknown user: exit 1, one line", { timeout: SLOW }, async () => {
