@@ -49,9 +49,13 @@ export interface Config {
 export type SignupPolicy = 'first' | 'open' | 'closed';
 const SIGNUP_POLICIES: SignupPolicy[] = ['first', 'open', 'closed'];
 
+/**
+ * Start-up cannot go on until the operator changes a setting: one line, naming the variable
+ * (`line` when the sentence names it itself, with what else to change).
+ */
 export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`${variable}: ${problem}`);
+  constructor(variable: string, problem: string, line = `${variable}: ${problem}`) {
+    super(line);
     this.name = 'ConfigError';
   }
 }

@@ -15,6 +15,34 @@ import { scheduleSweeps } from './sweep-schedule.js';
 
 const LOG_FLUSH_INTERVAL_MS = 1000;
 
+/**
+ * Why the API could not listen, as the one line an operator acts on, naming what to change (the
+ * variable, and serve's flag); an error Node does not explain this way is passed on as it is.
+ */
+function listenError(error: NodeJS.ErrnoException, config: Config): Error {
+  const where = `port ${config.port} on ${config.host}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new ConfigError('KEYWARD_PORT', `${where} is in use`, `${where} is in use; set KEYWARD_PORT or --port`);
+    case 'EACCES':
+      return new ConfigError(
+        'KEYWARD_PORT',
+        `${where} needs privileges`,
+        `${where} needs privileges this process does not have; set KEYWARD_PORT or --port (1024 or above)`,
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ConfigError(
+        'KEYWARD_HOST',
+        `${config.host} is not an address here`,
+        `${config.host} is not an address of this machine; set KEYWARD_HOST or --host`,
+      );
+    default:
+      return error;
+  }
+}
+
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   for (const warning of config.warnings) logger.warn(warning);
@@ -68,7 +96,13 @@ export async function serve(config: Config): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
 
-  const address = await app.listen({ host: config.host, port: config.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await stop('start-up failed');
+    throw listenError(error as NodeJS.ErrnoException, config);
+  }
   if (!ctx.publicUrl) ctx.publicUrl = `http://localhost:${new URL(address).port}`;
   if (metrics && config.metrics) {
     try {

@@ -18,8 +18,12 @@ export type Options = Record<string, string | string[] | boolean | undefined>;
 export interface Command {
   usage: string;
   options: Record<string, OptionSpec>;
-  run(ctx: ServiceContext, options: Options): Promise<Record<string, unknown>>;
+  /** What the command reads from standard input, read before the database is opened (a password). */
+  input?(): Promise<string>;
+  run(ctx: ServiceContext, options: Options, input?: string): Promise<Record<string, unknown>>;
   text(result: Record<string, unknown>): string;
+  /** A line for the person at the terminal, on stderr, never with --json (whose stdout is one object). */
+  notice?(options: Options, result: Record<string, unknown>): string | undefined;
 }
 
 export const str = (options: Options, name: string): string => options[name] as string;

@@ -6,20 +6,19 @@
  * never loads Fastify, the pages, the OAuth client or the password hashing, so it starts in a
  * fraction of the time (bench/cli-startup.ts).
  */
-import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';
 import { isRetiredMasterKeyRefusal } from '../store/errors.js';
-import type { Command } from './commands.js';
-
-class UsageError extends Error {}
+import type { Command, OptionSpec } from './commands.js';
+import { parseOptions, UsageError } from './parse-options.js';
 
 type Group = () => Promise<{ commands: Record<string, Command> }>;
 
 /** Each group of commands by its first word, in the order the usage lists them. */
 const GROUPS: Record<string, Group> = {
   account: () => import('./account-commands.js'),
+  user: () => import('./user-commands.js'),
   server: () => import('./server-commands.js'),
   key: () => import('./key-commands.js'),
   provider: () => import('./provider-commands.js'),
@@ -27,51 +26,73 @@ const GROUPS: Record<string, Group> = {
   'master-key': () => import('./master-key-commands.js'),
 };
 
-/** The whole usage: the one place that loads every group. */
-async function usage(): Promise<string> {
-  const groups = await Promise.all(Object.values(GROUPS).map((load) => load()));
-  const lines = groups.flatMap((g) => Object.values(g.commands)).map((c) => `  keyward ${c.usage} [--json]`);
-  return ['Usage:', '  keyward serve', '  keyward migrate [--json]', ...lines].join('\n');
+/** The two commands that are not a group's: the service itself, and the migrations alone. */
+const SERVE = {
+  usage: 'serve [--port N] [--host H]',
+  options: { port: { type: 'string' }, host: { type: 'string' } } satisfies Record<string, OptionSpec>,
+  noJson: true,
+};
+const MIGRATE = { usage: 'migrate', options: {} };
+
+export interface CommandShape {
+  usage: string;
+  options: Record<string, OptionSpec>;
+  noJson?: boolean;
 }
 
-function parseCommand(command: Command, args: string[]) {
-  const options: NonNullable<ParseArgsConfig['options']> = { json: { type: 'boolean' } };
-  for (const [name, spec] of Object.entries(command.options)) options[name] = spec.multiple ? { type: spec.type, multiple: true } : { type: spec.type };
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    values = parseArgs({ args, options, strict: true, allowPositionals: false }).values as typeof values;
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\nusage: keyward ${command.usage}`);
-  }
-  for (const [name, spec] of Object.entries(command.options)) {
-    if (spec.required && (values[name] === undefined || values[name] === '')) {
-      throw new UsageError(`--${name} is required\nusage: keyward ${command.usage}`);
-    }
-  }
-  return values;
+/** Every command by its name (`serve`, `key list`, …): the usage's lines, and what tests iterate. */
+export async function commandTable(): Promise<Record<string, CommandShape>> {
+  const groups = await Promise.all(Object.values(GROUPS).map((load) => load()));
+  return Object.assign({ serve: SERVE, migrate: MIGRATE }, ...groups.map((g) => g.commands));
+}
+
+/** The whole usage: the one place that loads every group. */
+async function usage(): Promise<string> {
+  const lines = Object.values(await commandTable()).map((c) => `  keyward ${c.usage}${c.noJson ? '' : ' [--json]'}`);
+  return ['Usage:', ...lines].join('\n');
 }
 
 async function runCommand(group: string, name: string, args: string[]): Promise<void> {
   const load = Object.hasOwn(GROUPS, group) ? GROUPS[group] : undefined;
   const command = load ? (await load()).commands[name] : undefined;
   if (!command) throw new UsageError(`unknown command "${name}"\n${await usage()}`);
-  const options = parseCommand(command, args);
+  const options = parseOptions(command, args);
+  const input = command.input ? await command.input() : undefined;
   const { ctx } = await openContext(loadConfig());
   try {
-    const result = await command.run(ctx, options);
+    const result = await command.run(ctx, options, input);
     process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${command.text(result)}\n`);
+    const notice = options.json ? undefined : command.notice?.(options, result);
+    if (notice) process.stderr.write(`keyward: ${notice}\n`);
   } finally {
     await ctx.store.close();
   }
 }
 
 async function migrate(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } }, strict: true });
+  const options = parseOptions(MIGRATE, args);
   const { ctx, migrations } = await openContext(loadConfig());
   await ctx.store.close();
   process.stdout.write(
-    values.json ? `${JSON.stringify({ applied: migrations })}\n` : migrations.length ? `Applied: ${migrations.join(', ')}\n` : 'The database is up to date.\n',
+    options.json ? `${JSON.stringify({ applied: migrations })}\n` : migrations.length ? `Applied: ${migrations.join(', ')}\n` : 'The database is up to date.\n',
   );
+}
+
+const PORT = /^\d{1,5}$/;
+
+/**
+ * `serve`'s flags win over KEYWARD_PORT and KEYWARD_HOST: they are handed to loadConfig as those
+ * variables, so KEYWARD_PUBLIC_URL's default follows the port and every check applies alike.
+ */
+function serveEnvironment(args: string[]): NodeJS.ProcessEnv {
+  const options = parseOptions(SERVE, args);
+  const port = options.port as string | undefined;
+  const host = options.host as string | undefined;
+  if (port !== undefined && (!PORT.test(port) || Number(port) > 65535)) {
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(port)}`);
+  }
+  if (host === '') throw new UsageError('--host needs a value');
+  return { ...process.env, ...(port !== undefined ? { KEYWARD_PORT: String(Number(port)) } : {}), ...(host !== undefined ? { KEYWARD_HOST: host } : {}) };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -82,8 +103,9 @@ export async function main(argv: string[]): Promise<number> {
       return first ? 0 : 2;
     }
     if (first === 'serve') {
+      const env = serveEnvironment(argv.slice(1));
       const { serve } = await import('../serve.js');
-      await serve(loadConfig());
+      await serve(loadConfig(env));
       return -1;
     }
     if (first === 'migrate') {

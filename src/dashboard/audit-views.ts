@@ -67,6 +67,8 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
     }
     case 'webhook.message_resent':
       return html`Resent a failed webhook message to endpoint <span class="mono">${text('webhookId')}</span>`;
+    case 'user.password_set':
+      return html`Set the dashboard password of ${text('email')}`;
     default:
       return html`${event.action}`;
   }

@@ -16,6 +16,7 @@ const NOT_FOUND: ReadonlySet<DomainErrorCode> = new Set([
   'account_not_found',
   'server_not_found',
   'account_key_not_found',
+  'user_not_found',
   'provider_not_found',
   'webhook_not_found',
   'webhook_message_not_found',

@@ -1,11 +1,17 @@
 import { iso } from '../clock.js';
 import { newId } from '../ids.js';
-import type { ServiceContext } from './context.js';
+import { recordAudit } from './audit.js';
+import type { Actor, ServiceContext } from './context.js';
 import { DomainError, invalid } from './domain-error.js';
 import { hashPassword } from './passwords.js';
 import { requireWellFormed } from './well-formed.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The rule for a new password, wherever one is chosen: the dashboard's sign-up and the CLI. */
+function requireAcceptablePassword(password: string): void {
+  if (password.length < 8 || password.length > 1024) throw invalid('password', 'the password must be 8 to 1024 characters');
+}
 
 export async function createAccount(
   ctx: ServiceContext,
@@ -19,9 +25,7 @@ export async function createAccount(
   if (!name) throw invalid('name', 'enter the name of the company or team');
   if (name.length > 200) throw invalid('name', 'the account name must be at most 200 characters');
   if (!EMAIL.test(email) || email.length > 320) throw invalid('email', 'the email address is not valid');
-  if (input.password !== undefined && (input.password.length < 8 || input.password.length > 1024)) {
-    throw invalid('password', 'the password must be 8 to 1024 characters');
-  }
+  if (input.password !== undefined) requireAcceptablePassword(input.password);
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
   const now = iso(ctx.clock.now());
   const accountId = newId('acct');
@@ -33,4 +37,28 @@ export async function createAccount(
     await ctx.store.accounts.addUser({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now });
   });
   return { accountId, userId };
+}
+
+/**
+ * Gives a dashboard user a new password (`keyward user set-password`): the way in for a user made
+ * without one, or a reset. Every session the user had ends with the old password: one opened by
+ * whoever knew it must not outlive the reset.
+ */
+export async function setUserPassword(ctx: ServiceContext, input: { userId: string; password: string; actor: Actor }): Promise<{ userId: string }> {
+  requireAcceptablePassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  await ctx.store.transaction(async () => {
+    const user = await ctx.store.accounts.setPasswordHash(input.userId, passwordHash);
+    if (!user) throw new DomainError('user_not_found', { field: 'user', detail: `no dashboard user ${input.userId}` });
+    await ctx.store.sessions.endAllOf(input.userId);
+    await recordAudit(ctx, {
+      accountId: user.account_id,
+      actor: input.actor,
+      action: 'user.password_set',
+      targetId: input.userId,
+      detail: { email: user.email },
+      at: iso(ctx.clock.now()),
+    });
+  });
+  return { userId: input.userId };
 }

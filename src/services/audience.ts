@@ -196,7 +196,8 @@ export async function revokeMember(
     if (input.provider && rows.length === 0) {
       throw new DomainError('credential_not_found', {
         field: 'provider',
-        detail: `End user ${JSON.stringify(input.externalUserId)} has no credential of provider "${input.provider}".`,
+        // The caller knows whom it asked about; an error never repeats an externalUserId (it may be an email).
+        detail: `This end user has no credential of provider "${input.provider}".`,
       });
     }
     await ctx.store.audience.deleteCredentials(rows.map((r) => r.id));

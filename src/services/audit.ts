@@ -15,7 +15,8 @@ export type AuditAction =
   | 'webhook.added'
   | 'webhook.removed'
   | 'webhook.secret_rotated'
-  | 'webhook.message_resent';
+  | 'webhook.message_resent'
+  | 'user.password_set';
 
 export interface AuditEvent {
   accountId: string;

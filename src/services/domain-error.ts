@@ -15,6 +15,7 @@ export const DOMAIN_ERROR_CODES = {
   account_not_found: 'no account has that id',
   server_not_found: 'no server has that id',
   account_key_not_found: 'no account API key has that id',
+  user_not_found: 'no dashboard user has that id',
   provider_not_found: "no provider of that slug in the catalog or among the server's custom providers",
   webhook_not_found: 'no webhook endpoint has that id (on that server, where one is named)',
   webhook_message_not_found: 'no webhook message has that id (on that server, where one is named)',

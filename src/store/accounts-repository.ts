@@ -45,6 +45,16 @@ export class AccountsRepository extends Repository {
     await this.db.insertInto('account_users').values(user).execute();
   }
 
+  /** Replaces a user's password hash; the user's account and email, or undefined when no user has that id. */
+  setPasswordHash(userId: string, passwordHash: string) {
+    return this.db
+      .updateTable('account_users')
+      .set({ password_hash: passwordHash })
+      .where('id', '=', userId)
+      .returning(['account_id', 'email'])
+      .executeTakeFirst();
+  }
+
   /** The user who signs in with this (normalised) email, with the hash to check the password against. */
   userByEmail(email: string) {
     return this.db.selectFrom('account_users').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();

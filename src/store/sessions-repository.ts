@@ -24,6 +24,11 @@ export class SessionsRepository extends Repository {
     await this.db.deleteFrom('dashboard_sessions').where('token_digest', '=', tokenDigest).execute();
   }
 
+  /** Ends every session of the user (their password changed). */
+  async endAllOf(userId: string): Promise<void> {
+    await this.db.deleteFrom('dashboard_sessions').where('user_id', '=', userId).execute();
+  }
+
   /**
    * Counts one sign-in attempt for the email's MAC and moves its window's end to `windowEnds`, unless
    * `max` attempts were already counted in a window that has not ended at `at`: then nothing changes

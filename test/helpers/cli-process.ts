@@ -31,18 +31,22 @@ export function newMasterKey(): string {
   return randomBytes(32).toString('base64');
 }
 
-export function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliRun> {
+/** Runs one command; its standard input is `input` (for a command that reads a secret), else empty. */
+export function runCli(env: NodeJS.ProcessEnv, args: string[], input = ''): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/keyward.js', ...args], { cwd: PROJECT_ROOT, env, timeout: 60_000 }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, ['bin/keyward.js', ...args], { cwd: PROJECT_ROOT, env, timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
+    // A command that reads nothing may exit before taking its input: the pipe then closes early.
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(input);
   });
 }
 
 /** Runs a command with --json; it must succeed and print exactly one JSON object, and nothing on stderr. */
-export async function cliJson(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, unknown>> {
-  const run = await runCli(env, [...args, '--json']);
+export async function cliJson(env: NodeJS.ProcessEnv, args: string[], input?: string): Promise<Record<string, unknown>> {
+  const run = await runCli(env, [...args, '--json'], input);
   const what = `keyward ${args.join(' ')}`;
   expect(run.stderr, what).toBe('');
   expect(run.code, what).toBe(0);
@@ -63,8 +67,8 @@ export interface ServeProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['bin/keyward.js', 'serve'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000, args: string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, ['bin/keyward.js', 'serve', ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let stderr = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

@@ -1,0 +1,47 @@
+/**
+ * A command's flags, read strictly (CONTRACT 4): a flag the command does not know, a value missing or
+ * given to a flag that takes none, a word where no word belongs, a flag given twice, is a usage error
+ * (exit 2) whose one line names it. An ignored flag would leave the operator believing it took
+ * effect (`serve --port 4999` once listened on 4000).
+ */
+import { parseArgs } from 'node:util';
+import type { OptionSpec, Options } from './commands.js';
+
+export class UsageError extends Error {}
+
+/** Every command also takes --json, unless it says otherwise (serve prints no object). */
+const JSON_FLAG: Record<string, OptionSpec> = { json: { type: 'boolean' } };
+
+export function parseOptions(command: { usage: string; options: Record<string, OptionSpec>; noJson?: boolean }, args: string[]): Options {
+  const specs = command.noJson ? command.options : { ...JSON_FLAG, ...command.options };
+  const refuse = (problem: string) => new UsageError(`${problem} (usage: keyward ${command.usage}${command.noJson ? '' : ' [--json]'})`);
+  // Not strict: parseArgs' own messages run to several sentences; each case gets one clause below.
+  const { tokens } = parseArgs({
+    args,
+    options: Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, { type: spec.type, multiple: spec.multiple === true }])),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Options = {};
+  for (const token of tokens) {
+    if (token.kind === 'positional') throw refuse(`unexpected argument ${JSON.stringify(token.value)}`);
+    if (token.kind === 'option-terminator') throw refuse('unexpected --');
+    const spec = Object.hasOwn(specs, token.name) ? specs[token.name] : undefined;
+    if (!spec) throw refuse(`unknown option ${token.rawName}`);
+    if (spec.type === 'boolean') {
+      if (token.inlineValue) throw refuse(`${token.rawName} takes no value`);
+      values[token.name] = true;
+      continue;
+    }
+    // `--name --email x`: the next flag is not a value. A value that starts with "-" is written --name=-….
+    if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))) throw refuse(`${token.rawName} needs a value`);
+    if (spec.multiple) values[token.name] = [...((values[token.name] as string[] | undefined) ?? []), token.value];
+    else if (values[token.name] !== undefined) throw refuse(`${token.rawName} is given twice`);
+    else values[token.name] = token.value;
+  }
+  for (const [name, spec] of Object.entries(command.options)) {
+    if (spec.required && (values[name] === undefined || values[name] === '')) throw refuse(`--${name} is required`);
+  }
+  return values;
+}
