@@ -4,7 +4,8 @@
  * without, a webhook endpoint with a failed delivery, the audit trail), at 1280 and at 390 px: the
  * document is never wider than the screen (wide tables scroll inside their own panel), and a
  * screenshot of each goes to test-output/screenshots (dashboard-<page>-<width>.png, not committed).
- * The public pages too, and the sign-up-closed page's command stays inside its card.
+ * No page repeats a heading. The public pages too, and the sign-up-closed page's command stays
+ * inside its card.
  */
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
@@ -124,6 +125,9 @@ describe.skipIf(!chromiumAvailable())('every dashboard page at 1280 and 390 px',
         if (status !== 200) overflowing.push(`${name}: answered ${status}`);
         const overflow = await overflowOf(page, name, width);
         if (overflow) overflowing.push(overflow);
+        // No page says its title twice (the revoke confirmation had it as h1 and again as h2).
+        const headings = (await page.locator('h1, h2').allTextContents()).map((h) => h.trim());
+        if (new Set(headings).size !== headings.length) overflowing.push(`${name}: a heading repeated in ${JSON.stringify(headings)}`);
       }
       // Every page is checked before the test fails, so that one run lists them all.
       // A key shown once: the POST's own page.
