@@ -39,7 +39,7 @@ export const commands: Record<string, Command> = {
   'server allow-redirect': {
     usage: 'server allow-redirect --server S --uri U',
     options: { server: { type: 'string', required: true }, uri: { type: 'string', required: true } },
-    run: (ctx, o) => allowRedirectUri(ctx, str(o, 'server'), str(o, 'uri')),
+    run: (ctx, o) => allowRedirectUri(ctx, str(o, 'server'), str(o, 'uri'), CLI_ACTOR),
     text: (r) => `Allowed redirect URIs of ${r.serverId}:\n${(r.redirectUris as string[]).join('\n')}`,
   },
   'server list': {

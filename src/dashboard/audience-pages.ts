@@ -1,16 +1,17 @@
 /**
  * A server's Audience tab: the end users of a business-mode server and their credentials (provider,
- * type, status, dates — never a secret), 20 a page, with a "Revoke" per credential that goes through a
- * confirmation page whose form POSTs. A personal-mode server has no audience and says so.
+ * type, status, dates — never a secret), 20 a page, with a "Revoke" per credential and a "Remove" per
+ * end user without credentials, each through a confirmation page whose form POSTs. A personal-mode
+ * server has no audience and says so.
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type CredentialSummary, findMemberCredential, listMembers, revokeMember } from '../services/audience.js';
+import { type CredentialSummary, findMemberCredential, findMemberCredentials, listMembers, revokeMember } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
 import { listServerProviders } from '../services/providers.js';
 import { userActor } from './actor-names.js';
-import { audiencePage, audienceUrl, type ProviderNames, personalModePage, revokePage } from './audience-views.js';
-import { notFoundPage } from './domain-errors.js';
+import { audiencePage, audienceUrl, type ProviderNames, personalModePage, removeMemberPage, revokePage } from './audience-views.js';
+import { notFoundPage, refusalOf } from './domain-errors.js';
 import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import { catalogName } from './format.js';
 import { fixedText, sendPage } from './layout.js';
@@ -27,6 +28,12 @@ const REVOKED: Record<string, string> = {
   not_supported: 'Credential revoked. Keyward erased it; this provider offers no way to revoke tokens, so nothing more was sent to it.',
 };
 
+/** The other fixed notices of the tab, by `?notice=` code. */
+const NOTICES: Record<string, string> = {
+  'member-removed': 'End user removed. Their pending connection links were cancelled.',
+  'member-has-credentials': 'That end user has a credential now, so it was not removed. Revoke its credentials first.',
+};
+
 // Values are kept as given: external user ids are matched exactly, so nothing is trimmed but a slug.
 const ListQuery = Query({
   provider: Text(100),
@@ -39,6 +46,9 @@ const ListQuery = Query({
 const CredentialFields = { externalUserId: Text(1024), provider: Text(100) };
 const RevokeQuery = Query(CredentialFields);
 export const RevokeCredentialBody = SignedInForm(CredentialFields);
+const MemberFields = { externalUserId: Text(1024) };
+const RemoveQuery = Query(MemberFields);
+export const RemoveMemberBody = SignedInForm(MemberFields);
 
 type ServerParams = { serverId: string };
 
@@ -74,7 +84,7 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
       provider: filter.provider || undefined,
       prefix: filter.prefix || undefined,
     });
-    const notice = query.notice === 'credential-revoked' ? (fixedText(REVOKED, query.revocation) ?? 'Credential revoked.') : null;
+    const notice = query.notice === 'credential-revoked' ? (fixedText(REVOKED, query.revocation) ?? 'Credential revoked.') : fixedText(NOTICES, query.notice);
     return sendPage(reply, audiencePage(context, server, { members, filter, cursor, names: await providerNames(server.id), notice }));
   });
 
@@ -118,6 +128,57 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
       });
       const outcome = result.revoked[0]?.providerRevocation ?? '';
       return reply.redirect(audienceUrl(server, { notice: 'credential-revoked', revocation: outcome }), 303);
+    },
+  );
+
+  /**
+   * The member the remove URL or form names, when it has no credentials: a 404 page when it is not
+   * there; a member with credentials is revoked credential by credential, never removed from here.
+   */
+  async function removableMember(server: AccountServer, externalUserId: string): Promise<'removable' | 'has-credentials'> {
+    const credentials = externalUserId ? await findMemberCredentials(ctx, server.id, externalUserId) : null;
+    if (!credentials) throw notFoundPage();
+    return credentials.length === 0 ? 'removable' : 'has-credentials';
+  }
+  const hasCredentials = (server: AccountServer) => audienceUrl(server, { notice: 'member-has-credentials' });
+
+  scope.get<{ Params: ServerParams; Querystring: Static<typeof RemoveQuery> }>(
+    '/servers/:serverId/audience/remove',
+    queryRoute(RemoveQuery),
+    async (request, reply) => {
+      refuseMalformed(request);
+      const context = pageContext(request);
+      const server = await businessServer(request);
+      const externalUserId = request.query.externalUserId ?? '';
+      if ((await removableMember(server, externalUserId)) === 'has-credentials') return reply.redirect(hasCredentials(server), 303);
+      return sendPage(reply, removeMemberPage(context, server, externalUserId));
+    },
+  );
+
+  /** The same removal as DELETE /v1/end-users/{id} without a provider: pending flows and forms are cancelled, the removal audited. */
+  scope.post<{ Params: ServerParams; Body: Static<typeof RemoveMemberBody> }>(
+    '/servers/:serverId/audience/remove',
+    formRoute(RemoveMemberBody),
+    async (request, reply) => {
+      refuseMalformed(request);
+      const { user } = pageContext(request);
+      const server = await businessServer(request);
+      const externalUserId = request.body.externalUserId ?? '';
+      if (!externalUserId) throw notFoundPage();
+      try {
+        await revokeMember(ctx, {
+          accountId: user.accountId,
+          serverId: server.id,
+          externalUserId,
+          onlyWithoutCredentials: true,
+          actor: userActor(user.userId),
+        });
+      } catch (error) {
+        // A member gone meanwhile is the 404 page (refusalOf throws it); one that got a credential is told so.
+        refusalOf(error, {});
+        return reply.redirect(hasCredentials(server), 303);
+      }
+      return reply.redirect(audienceUrl(server, { notice: 'member-removed' }), 303);
     },
   );
 }

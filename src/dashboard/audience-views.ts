@@ -1,7 +1,8 @@
 /**
  * What a server's Audience tab shows (audience-pages.ts has the routes): the end users of a
  * business-mode server and their credentials (provider, type, status, dates — never a secret), the
- * filter, the pages, and the confirmation before a credential is revoked.
+ * filter, the pages, and the confirmations before a credential is revoked or a member without
+ * credentials is removed.
  */
 import type { AudienceMemberPage, CredentialSummary } from '../services/audience.js';
 import { html, type SafeHtml } from '../web/html.js';
@@ -33,7 +34,13 @@ function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (
     const span = Math.max(member.credentials.length, 1);
     const head = html`<th scope="rowgroup" rowspan="${span}"><code>${member.externalUserId}</code></th>
 <td rowspan="${span}">${shownDate(member.createdAt)}</td><td rowspan="${span}">${shownDate(member.updatedAt)}</td>`;
-    if (member.credentials.length === 0) return html`<tbody><tr>${head}<td colspan="6" class="muted">No credentials</td></tr></tbody>`;
+    if (member.credentials.length === 0) {
+      return html`<tbody><tr>${head}<td colspan="5" class="muted">No credentials</td>
+<td class="actions"><form method="get" action="${audienceUrl(server)}/remove">
+<input type="hidden" name="externalUserId" value="${member.externalUserId}">
+<button type="submit" class="secondary" aria-label="Remove end user ${member.externalUserId}">Remove</button>
+</form></td></tr></tbody>`;
+    }
     const rows = member.credentials.map(
       (c, i) => html`<tr>${i === 0 ? head : ''}
 <td>${nameOf(c.provider)}</td><td>${kindLabel(c.type)}</td><td>${statusBadge(c.status)}</td>
@@ -101,11 +108,21 @@ ${pager}
   return tabPage(context, server, body, view.notice);
 }
 
-/** "Revoke credential", confirmed by a POST form. */
+/**
+ * What revoking does, told for the credential at hand: an OAuth credential's tokens are also offered
+ * to the provider for revocation (where it has an endpoint); a static credential's values are only
+ * erased here, since a provider offers no call that revokes a key typed into a form.
+ */
+function revokeConsequence(credential: CredentialSummary, providerName: string): string {
+  return credential.type === 'oauth2'
+    ? `Keyward erases its tokens and, where ${providerName} offers a way, asks it to revoke them.`
+    : `Keyward erases the stored values. Nothing is sent to ${providerName}: the values stay valid there until they are revoked at ${providerName}.`;
+}
+
+/** "Revoke credential", confirmed by a POST form. The page's title is its one heading. */
 export function revokePage(context: PageContext, server: AccountServer, externalUserId: string, credential: CredentialSummary, providerName: string): string {
-  const body = html`<section class="panel" aria-labelledby="revoke-title">
-<h2 id="revoke-title">Revoke credential</h2>
-<p>Revoke the ${providerName} credential of ${externalUserId}? Keyward erases it and asks the provider to revoke its tokens.</p>
+  const body = html`<section class="panel" aria-label="Confirm">
+<p>Revoke the ${providerName} credential of ${externalUserId}? ${revokeConsequence(credential, providerName)}</p>
 <form method="post" action="${audienceUrl(server)}/revoke">
 ${csrfField(context.csrf)}
 <input type="hidden" name="externalUserId" value="${externalUserId}">
@@ -115,4 +132,18 @@ ${csrfField(context.csrf)}
 </section>`;
   const crumbs = serverCrumbs(server, { label: 'Audience', href: audienceUrl(server) });
   return dashboardPage(context, { title: 'Revoke credential', section: 'servers', body, breadcrumbs: crumbs });
+}
+
+/** "Remove end user", for a member with no credentials, confirmed by a POST form. */
+export function removeMemberPage(context: PageContext, server: AccountServer, externalUserId: string): string {
+  const body = html`<section class="panel" aria-label="Confirm">
+<p>Remove ${externalUserId} from the audience of ${server.name}? They have no credentials. Keyward deletes the end user and cancels their pending connection links; nothing is sent to any provider.</p>
+<form method="post" action="${audienceUrl(server)}/remove">
+${csrfField(context.csrf)}
+<input type="hidden" name="externalUserId" value="${externalUserId}">
+<div class="form-actions"><button type="submit" class="danger">Remove</button><a href="${audienceUrl(server)}">Cancel</a></div>
+</form>
+</section>`;
+  const crumbs = serverCrumbs(server, { label: 'Audience', href: audienceUrl(server) });
+  return dashboardPage(context, { title: 'Remove end user', section: 'servers', body, breadcrumbs: crumbs });
 }

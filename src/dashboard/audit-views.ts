@@ -46,6 +46,10 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
         grace > 0 ? `the old key stayed valid for ${duration(grace)}` : 'the old key stopped at once'
       }`;
     }
+    case 'server.redirect_uri_allowed':
+      return html`Allowed redirect URI ${text('uri')} on ${server}`;
+    case 'server.redirect_uri_removed':
+      return html`Removed redirect URI ${text('uri')} from ${server}`;
     case 'provider.enabled':
       return html`Enabled provider ${provider(text('provider'))}`;
     case 'provider.added':
@@ -56,6 +60,8 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
       return html`Replaced the ${provider(text('provider'))} credential of end user ${text('externalUserId')}`;
     case 'credential.revoked':
       return html`Revoked the ${provider(text('provider'))} credential of end user ${text('externalUserId')}`;
+    case 'end_user.removed':
+      return html`Removed end user ${text('externalUserId')} from the audience`;
     case 'webhook.added':
       return html`Added webhook endpoint ${text('url')} (${Array.isArray(d.events) ? `events: ${(d.events as unknown[]).join(', ')}` : 'all events'})`;
     case 'webhook.removed':
@@ -104,7 +110,7 @@ ${events.map(
           older ? html`<a href="${older}">Older events</a>` : ''
         }</nav>`
       : '';
-  const body = html`<p class="muted">Who generated or revoked account API keys, created servers, changed their mode, rotated their keys, enabled providers, connected or revoked end users' credentials, and changed webhook endpoints.</p>
+  const body = html`<p class="muted">Who generated or revoked account API keys, created servers, changed their mode, rotated their keys, changed their allowed redirect URIs, enabled providers, connected or revoked end users' credentials, removed end users, and changed webhook endpoints.</p>
 <section class="panel" aria-label="Audit events">
 ${events.length ? table : empty}
 </section>

@@ -143,7 +143,7 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
     const uri = (request.body.uri ?? '').trim();
     if (errors) return sendPage(reply, await overview(context, server, { values: { uri }, errors }), 422);
     try {
-      await allowRedirectUri(ctx, server.id, uri);
+      await allowRedirectUri(ctx, server.id, uri, userActor(context.user.userId));
     } catch (error) {
       const refused = refusalOf(error, { redirectUri: 'uri' });
       return sendPage(reply, await overview(context, server, { values: { uri }, errors: refused.errors, problem: refused.problem }), refused.status);
@@ -158,7 +158,7 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
       refuseMalformed(request);
       const context = pageContext(request);
       const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
-      const removed = await removeRedirectUri(ctx, server.id, request.body.uri ?? '');
+      const removed = await removeRedirectUri(ctx, server.id, request.body.uri ?? '', userActor(context.user.userId));
       return reply.redirect(`/dashboard/servers/${server.id}?notice=${removed ? 'redirect-removed' : 'redirect-missing'}`, 303);
     },
   );

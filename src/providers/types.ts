@@ -36,7 +36,10 @@ export interface StaticField {
   required: boolean;
   /** A JavaScript regular expression (no flags) the whole value must match. */
   pattern?: string;
-  /** What the value should look like, shown beside the field when the pattern does not match. */
+  /**
+   * The whole rule the pattern checks, in words (not just its start: a value that starts right may
+   * still be too short), as a phrase without a closing full stop: the message adds one.
+   */
   patternHint?: string;
 }
 

@@ -177,11 +177,14 @@ export interface RevokedCredential {
 
 /**
  * Erases the member's credentials (all, or one provider's) and cancels the pending forms and flows
- * they had on this server, in one transaction; without a provider the member leaves the audience.
+ * they had on this server, in one transaction; without a provider the member leaves the audience
+ * (audited as `end_user.removed`, beside each credential's `credential.revoked`).
+ * `onlyWithoutCredentials` is the dashboard's "Remove end user", confirmed for a member it showed with
+ * none: one that got a credential since is refused, so nothing the user did not see is erased.
  */
 export async function revokeMember(
   ctx: ServiceContext,
-  input: { accountId: string; serverId: string; externalUserId: string; provider?: string; actor: Actor },
+  input: { accountId: string; serverId: string; externalUserId: string; provider?: string; onlyWithoutCredentials?: boolean; actor: Actor },
 ): Promise<{ externalUserId: string; revoked: RevokedCredential[] }> {
   const now = iso(ctx.clock.now());
   const { erased, events } = await ctx.store.transaction(async () => {
@@ -200,6 +203,11 @@ export async function revokeMember(
         detail: `This end user has no credential of provider "${input.provider}".`,
       });
     }
+    if (input.onlyWithoutCredentials && rows.length > 0) {
+      throw new DomainError('validation_failed', {
+        detail: 'This end user has a credential now. Revoke it first, then remove the end user.',
+      });
+    }
     await ctx.store.audience.deleteCredentials(rows.map((r) => r.id));
     if (!input.provider) await ctx.store.audience.removeMember(memberId);
     for (const row of rows) {
@@ -210,6 +218,17 @@ export async function revokeMember(
         action: 'credential.revoked',
         targetId: row.id,
         detail: { provider: row.provider, externalUserId: input.externalUserId, type: row.type },
+        at: now,
+      });
+    }
+    if (!input.provider) {
+      await recordAudit(ctx, {
+        accountId: input.accountId,
+        serverId: input.serverId,
+        actor: input.actor,
+        action: 'end_user.removed',
+        targetId: memberId,
+        detail: { externalUserId: input.externalUserId, credentials: rows.length },
         at: now,
       });
     }
@@ -235,4 +254,14 @@ export async function revokeMember(
 export async function findMemberCredential(ctx: ServiceContext, serverId: string, externalUserId: string, provider: string): Promise<CredentialSummary | null> {
   const row = await ctx.store.audience.summaryOf(serverId, externalUserId, provider);
   return row ? summary(row) : null;
+}
+
+/**
+ * A member's credentials, without secrets: what the dashboard's "Remove end user" confirmation checks
+ * before offering removal (null where the server has no such member).
+ */
+export async function findMemberCredentials(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<CredentialSummary[] | null> {
+  const memberId = await ctx.store.audience.memberId(serverId, externalUserId);
+  if (memberId === undefined) return null;
+  return (await ctx.store.audience.summariesOfMembers([memberId])).map(summary);
 }

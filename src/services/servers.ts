@@ -115,12 +115,24 @@ export function checkRedirectUri(uri: string): string {
   return uri;
 }
 
-export async function allowRedirectUri(ctx: ServiceContext, serverId: string, uri: string) {
+/**
+ * Puts a URI on the server's allowed list, audited as a change of the server (the CLI's
+ * `server allow-redirect` and the dashboard's Overview). A URI already there is no change: no event.
+ */
+export async function allowRedirectUri(ctx: ServiceContext, serverId: string, uri: string, actor: Actor) {
   checkRedirectUri(uri);
   const now = iso(ctx.clock.now());
-  await getServer(ctx, serverId);
-  await ctx.store.servers.allowRedirectUri(serverId, uri, now);
+  await ctx.store.transaction(async () => {
+    const server = await getServer(ctx, serverId);
+    if (await ctx.store.servers.allowRedirectUri(serverId, uri, now)) await auditRedirectUri(ctx, server.account_id, serverId, 'allowed', uri, actor, now);
+  });
   return { serverId, redirectUris: await listRedirectUris(ctx, serverId) };
+}
+
+/** A redirect URI is where end users are sent back to, never a secret: the trail names it in full. */
+function auditRedirectUri(ctx: ServiceContext, accountId: string, serverId: string, change: 'allowed' | 'removed', uri: string, actor: Actor, at: string) {
+  const action = change === 'allowed' ? 'server.redirect_uri_allowed' : 'server.redirect_uri_removed';
+  return recordAudit(ctx, { accountId, serverId, actor, action, targetId: serverId, detail: { uri }, at });
 }
 
 export function listRedirectUris(ctx: ServiceContext, serverId: string): Promise<string[]> {
@@ -166,10 +178,13 @@ export async function listLiveServerKeys(ctx: ServiceContext, serverId: string):
   return rows.map((r) => ({ hint: r.hint, createdAt: r.created_at, expiresAt: r.expires_at }));
 }
 
-/**
- * Takes a URI off a server's allowed list; false when it was not on it. No audit event: the audit
- * action list has none for redirect URIs (allowRedirectUri writes none either).
- */
-export async function removeRedirectUri(ctx: ServiceContext, serverId: string, uri: string): Promise<boolean> {
-  return ctx.store.servers.removeRedirectUri(serverId, uri);
+/** Takes a URI off a server's allowed list, audited like its addition; false (and no event) when it was not on it. */
+export async function removeRedirectUri(ctx: ServiceContext, serverId: string, uri: string, actor: Actor): Promise<boolean> {
+  const now = iso(ctx.clock.now());
+  return ctx.store.transaction(async () => {
+    const server = await getServer(ctx, serverId);
+    const removed = await ctx.store.servers.removeRedirectUri(serverId, uri);
+    if (removed) await auditRedirectUri(ctx, server.account_id, serverId, 'removed', uri, actor, now);
+    return removed;
+  });
 }

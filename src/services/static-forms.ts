@@ -11,7 +11,7 @@ import type { ServiceContext } from './context.js';
 import { storeCredential } from './credentials.js';
 import { DomainError } from './domain-error.js';
 import { findServerProvider } from './providers.js';
-import { isRedirectUriAllowed } from './servers.js';
+import { getServer, isRedirectUriAllowed } from './servers.js';
 import { isWellFormedText } from './well-formed.js';
 
 export const MAX_FIELD_LENGTH = 4096;
@@ -45,11 +45,18 @@ export async function requireEnabledProvider(ctx: ServiceContext, serverId: stri
   return found;
 }
 
+/**
+ * The detail names the place that holds the list, under the names the dashboard shows, and never the
+ * URI that was refused (a caller's query string may carry anything).
+ */
 export async function requireAllowedRedirect(ctx: ServiceContext, serverId: string, redirectUri: string | undefined) {
   if (redirectUri !== undefined && !(await isRedirectUriAllowed(ctx, serverId, redirectUri))) {
+    const server = await getServer(ctx, serverId);
     throw new DomainError('redirect_uri_not_allowed', {
       field: 'redirectUri',
-      detail: "redirectUri must equal one of this server's allowed redirect URIs (Servers → Redirect URIs in the dashboard).",
+      detail:
+        "redirectUri must equal one of this server's allowed redirect URIs, character for character. Add it in the dashboard " +
+        `(Servers → ${JSON.stringify(server.name)} → Overview → Allowed redirect URIs) or with \`keyward server allow-redirect\`.`,
     });
   }
 }
@@ -115,6 +122,11 @@ export async function openForm(ctx: ServiceContext, token: string): Promise<Open
   };
 }
 
+/** A hint closed by one full stop: a custom provider's hint may already end with one (or with "…)", "?"). */
+function asSentenceEnd(hint: string): string {
+  return /[.!?]$/.test(hint) ? hint : `${hint}.`;
+}
+
 /** Checks one field's value; returns the message to show beside it, or null. */
 export function fieldError(field: StaticField, value: string): string | null {
   if (!value) return field.required ? `${field.label} is required.` : null;
@@ -123,7 +135,9 @@ export function fieldError(field: StaticField, value: string): string | null {
   if (/[\u0000-\u001f\u007f]/.test(value)) return `${field.label} must not contain control characters.`;
   if (!isWellFormedText(value)) return `${field.label} holds characters that are not valid text.`;
   if (field.pattern && !new RegExp(field.pattern).test(value)) {
-    return field.patternHint ? `${field.label} does not look right: ${field.patternHint}.` : `${field.label} does not have the expected format.`;
+    return field.patternHint
+      ? `${field.label} does not look right: it must be ${asSentenceEnd(field.patternHint)}`
+      : `${field.label} does not have the expected format.`;
   }
   return null;
 }

@@ -61,13 +61,16 @@ export class ServersRepository extends Repository {
     await this.db.updateTable('servers').set({ mode, updated_at: at }).where('id', '=', serverId).execute();
   }
 
-  /** Adds a URI to the server's allowed list; one already there keeps its place. */
-  async allowRedirectUri(serverId: string, uri: string, at: string): Promise<void> {
-    await this.db
+  /** Adds a URI to the server's allowed list; one already there keeps its place. False when it was there. */
+  async allowRedirectUri(serverId: string, uri: string, at: string): Promise<boolean> {
+    // RETURNING gives no row for a conflict that did nothing, on both engines.
+    const added = await this.db
       .insertInto('server_redirect_uris')
       .values({ server_id: serverId, uri, created_at: at })
       .onConflict((oc) => oc.columns(['server_id', 'uri']).doNothing())
-      .execute();
+      .returning('uri')
+      .executeTakeFirst();
+    return added !== undefined;
   }
 
   /** The allowed redirect URIs, in the order they were added. */

@@ -6,6 +6,7 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../src/errors.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
 import { allowRedirectUri } from '../../src/services/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
@@ -23,7 +24,7 @@ describe.each(ENGINES)('bad inputs on %s', (engine) => {
 
   beforeAll(async () => {
     ({ t, tenant, headers: h } = await startWithTenant(engine));
-    await allowRedirectUri(t.ctx, tenant.serverId, ALLOWED);
+    await allowRedirectUri(t.ctx, tenant.serverId, ALLOWED, CLI_ACTOR);
     for (const externalUserId of ['auth0|a/b', 'caf\u00e9', '\u{1F600}'.repeat(255)]) {
       await connectStatic(t.app, h, { externalUserId, values: { apiKey: API_KEY } });
     }

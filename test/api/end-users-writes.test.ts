@@ -67,6 +67,7 @@ describe.each(ENGINES)('revoking and replacing credentials on %s', (engine) => {
 
   it('without provider erases every credential and the member leaves the audience', async () => {
     const ids = await connectBoth('two');
+    const member = await memberRow(a, 'two');
     const response = await revoke('two');
     expect(response.statusCode).toBe(200);
     const body = response.json() as { externalUserId: string; revoked: Record<string, string>[] };
@@ -80,6 +81,14 @@ describe.each(ENGINES)('revoking and replacing credentials on %s', (engine) => {
     expect(await memberRow(a, 'two')).toBeUndefined();
     expect(await revokedEvents(ids.openai)).toHaveLength(1);
     expect(await revokedEvents(ids.anthropic)).toHaveLength(1);
+    // The member's leaving is audited too, after its credentials' revocations.
+    const removed = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('action', '=', 'end_user.removed')
+      .where('target_id', '=', member!.id)
+      .execute();
+    expect(removed.map((e) => [e.actor, JSON.parse(e.detail)])).toEqual([[`api:${a.accountKeyId}`, { externalUserId: 'two', credentials: 2 }]]);
 
     expectProblem(await t.app.inject({ method: 'GET', url: '/v1/end-users/two', headers: keys(a) }), 404, 'end_user_not_found');
     expectProblem(await revoke('two'), 404, 'end_user_not_found');

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyDigest } from '../../src/keys/format.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
 import { cliEnv, cliJson, newMasterKey, runCli, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { ALL_MIGRATIONS, createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
@@ -88,6 +89,15 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
     const uris = ['https://app.acme.test/keyward/done', 'http://localhost:3000/callback?x=1'];
     expect(await cliJson(env, ['server', 'allow-redirect', '--server', serverId, '--uri', uris[0]!])).toEqual({ serverId, redirectUris: [uris[0]] });
     expect(await cliJson(env, ['server', 'allow-redirect', '--server', serverId, '--uri', uris[1]!])).toEqual({ serverId, redirectUris: uris });
+    // Audited as the operator's changes; a URI already on the list is no change and no event.
+    expect(await cliJson(env, ['server', 'allow-redirect', '--server', serverId, '--uri', uris[0]!])).toEqual({ serverId, redirectUris: uris });
+    const audited = await store.db
+      .selectFrom('audit_events')
+      .select(['actor', 'detail'])
+      .where('server_id', '=', serverId)
+      .where('action', '=', 'server.redirect_uri_allowed')
+      .execute();
+    expect(audited.map((e) => [e.actor, JSON.parse(e.detail).uri]).sort()).toEqual(uris.map((uri) => [CLI_ACTOR, uri]).sort());
   });
 
   it('key create, key revoke and key list, which shows hints and never a key', { timeout: SLOW }, async () => {

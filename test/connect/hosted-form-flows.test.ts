@@ -31,7 +31,7 @@ describe.each(ENGINES)('hosted form flows on %s', (engine) => {
   let t: TestApp, tenant: Tenant, h: Record<string, string>;
   beforeAll(async () => {
     ({ t, tenant, headers: h } = await startWithTenant(engine));
-    await allowRedirectUri(t.ctx, tenant.serverId, REDIRECT);
+    await allowRedirectUri(t.ctx, tenant.serverId, REDIRECT, CLI_ACTOR);
   });
   afterAll(() => t.close());
 
@@ -90,12 +90,19 @@ describe.each(ENGINES)('hosted form flows on %s', (engine) => {
   });
 
   it('refuses a redirectUri that is not on the allowed list (400 redirect_uri_not_allowed)', async () => {
+    const { name } = await t.ctx.store.db.selectFrom('servers').select('name').where('id', '=', tenant.serverId).executeTakeFirstOrThrow();
     const before = await snapshotTables(t.ctx);
     for (const redirectUri of ['https://evil.example.com/keyward/done?from=keyward&lang=en', 'https://app.example.com/keyward/done']) {
       const response = await requestForm(t.app, h, 'openai', { externalUserId: 'u_redirect_bad', redirectUri });
       expect(response.statusCode).toBe(400);
       expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(response.json().code).toBe('redirect_uri_not_allowed');
+      // Named where the dashboard shows the list, and never echoing the URI (its query may carry anything).
+      expect(response.json().detail).toBe(
+        "redirectUri must equal one of this server's allowed redirect URIs, character for character. Add it in the dashboard " +
+          `(Servers → "${name}" → Overview → Allowed redirect URIs) or with \`keyward server allow-redirect\`.`,
+      );
+      expect(response.body).not.toContain('evil.example.com');
     }
     expect(await snapshotTables(t.ctx)).toEqual(before);
   });

@@ -122,7 +122,13 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect(listed.body).toContain(`<form method="get" action="${page}/revoke">`);
     const confirm = await client.get(`${page}/revoke?externalUserId=alice&provider=openai`);
     expect(confirm.statusCode).toBe(200);
-    expect(visible(confirm.body, ' ')).toContain('Revoke the OpenAI credential of alice? Keyward erases it and asks the provider to revoke its tokens.');
+    // A static credential: its values are erased here, and nothing is asked of the provider.
+    expect(visible(confirm.body, ' ')).toContain(
+      'Revoke the OpenAI credential of alice? Keyward erases the stored values. Nothing is sent to OpenAI: the values stay valid there until they are revoked at OpenAI.',
+    );
+    expect(confirm.body).not.toContain('asks the provider');
+    // The page's title is its one heading.
+    expect(confirm.body.match(/<h\d[^>]*>Revoke credential<\/h\d>/g)).toEqual(['<h1>Revoke credential</h1>']);
     expect(confirm.body).toContain(`<a href="${page}">Cancel</a>`);
     expect(confirm.body).toContain('<button type="submit" class="danger">Revoke</button>');
 
@@ -176,13 +182,87 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
     expect(listed.body).not.toContain(token);
     expect(listed.body).not.toContain(as.clients.basic.secret);
     const confirm = await client.get(`${page}/revoke?externalUserId=carol&provider=acme`);
-    expect(visible(confirm.body, ' ')).toContain('Revoke the Acme credential of carol? Keyward erases it and asks the provider to revoke its tokens.');
+    expect(visible(confirm.body, ' ')).toContain(
+      'Revoke the Acme credential of carol? Keyward erases its tokens and, where Acme offers a way, asks it to revoke them.',
+    );
+    expect(confirm.body.match(/<h\d[^>]*>Revoke credential<\/h\d>/g)).toEqual(['<h1>Revoke credential</h1>']);
     const revoked = await client.post(`${page}/revoke`, { csrf: csrfOf(confirm.body), externalUserId: 'carol', provider: 'acme' });
     expect(revoked.headers.location).toBe(`${page}?notice=credential-revoked&revocation=succeeded`);
     expect((await client.get(revoked.headers.location!)).body).toContain(
       '<p class="notice" role="status">Credential revoked. Keyward erased it and the provider confirmed that its tokens are revoked.</p>',
     );
     expect(await as.isActive(token)).toBe(false);
+  });
+
+  it('removes an end user without credentials through a confirmation, cancelling their pending forms, audited', async () => {
+    const { client, page, headers, userId } = await newUser();
+    await connectStatic(t.app, headers, { externalUserId: 'dora', values: { apiKey: OPENAI_KEY } });
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/end-users/dora?provider=openai', headers })).statusCode).toBe(200);
+    const pending = await t.app.inject({ method: 'POST', url: '/v1/credentials/static/openai/connect', headers, payload: { externalUserId: 'dora' } });
+    expect(pending.statusCode).toBe(201);
+
+    const listed = await client.get(page);
+    expect(visible(listed.body, ' ')).toMatch(/dora .* No credentials/);
+    expect(listed.body).toContain(`<form method="get" action="${page}/remove">`);
+    expect(listed.body).toContain('aria-label="Remove end user dora">Remove</button>');
+    const confirm = await client.get(`${page}/remove?externalUserId=dora`);
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body.match(/<h\d[^>]*>Remove end user<\/h\d>/g)).toEqual(['<h1>Remove end user</h1>']);
+    expect(visible(confirm.body, ' ')).toContain(
+      'Remove dora from the audience of Production? They have no credentials. Keyward deletes the end user and cancels their pending connection links; nothing is sent to any provider.',
+    );
+    expect(confirm.body).toContain(`<a href="${page}">Cancel</a>`);
+
+    const before = await snapshotTables(t.ctx);
+    expect((await client.post(`${page}/remove`, { externalUserId: 'dora' })).statusCode).toBe(403);
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+    const removed = await client.post(`${page}/remove`, { csrf: csrfOf(confirm.body), externalUserId: 'dora' });
+    expect(removed.statusCode).toBe(303);
+    expect(removed.headers.location).toBe(`${page}?notice=member-removed`);
+    const after = await client.get(removed.headers.location!);
+    expect(after.body).toContain('<p class="notice" role="status">End user removed. Their pending connection links were cancelled.</p>');
+    expect(after.body).not.toContain('<code>dora</code>');
+    // The same removal as DELETE /v1/end-users/dora: gone from the API, its pending form cancelled.
+    expect((await readEndUser(headers, 'dora')).statusCode).toBe(404);
+    const form = await t.ctx.store.db.selectFrom('static_form_sessions').select('status').where('id', '=', pending.json().id).executeTakeFirstOrThrow();
+    expect(form.status).toBe('cancelled');
+    const audit = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('action', '=', 'end_user.removed')
+      .where('actor', '=', `user:${userId}`)
+      .execute();
+    expect(audit.map((e) => JSON.parse(e.detail))).toEqual([{ externalUserId: 'dora', credentials: 0 }]);
+    expect(visible((await client.get('/dashboard/audit')).body, ' ')).toContain('Removed end user dora from the audience');
+    expect((await client.get(`${page}/remove?externalUserId=dora`)).statusCode).toBe(404);
+    expect((await client.post(`${page}/remove`, { csrf: csrfOf(confirm.body), externalUserId: 'dora' })).statusCode).toBe(404);
+  });
+
+  it('removes no end user who has a credential, and no one of another account', async () => {
+    const owner = await newUser();
+    await connectStatic(t.app, owner.headers, { externalUserId: 'erin', values: { apiKey: OPENAI_KEY } });
+    const listed = await owner.client.get(owner.page);
+    expect(listed.body).not.toContain('Remove end user erin');
+    const asked = await owner.client.get(`${owner.page}/remove?externalUserId=erin`);
+    expect(asked.statusCode).toBe(303);
+    expect(asked.headers.location).toBe(`${owner.page}?notice=member-has-credentials`);
+    expect(visible((await owner.client.get(asked.headers.location!)).body, ' ')).toContain(
+      'That end user has a credential now, so it was not removed. Revoke its credentials first.',
+    );
+    const before = await snapshotTables(t.ctx);
+    const csrf = csrfOf(listed.body);
+    const posted = await owner.client.post(`${owner.page}/remove`, { csrf, externalUserId: 'erin' });
+    expect(posted.headers.location).toBe(`${owner.page}?notice=member-has-credentials`);
+    expect((await owner.client.post(`${owner.page}/remove`, { csrf, externalUserId: '' })).statusCode).toBe(404);
+    expect((await owner.client.post(`${owner.page}/remove`, { csrf, externalUserId: 'nobody' })).statusCode).toBe(404);
+    expect(await snapshotTables(t.ctx)).toEqual(before);
+
+    const other = await newUser();
+    await t.app.inject({ method: 'DELETE', url: '/v1/end-users/erin?provider=openai', headers: owner.headers });
+    const otherCsrf = csrfOf((await other.client.get(other.page)).body);
+    expect((await other.client.get(`${owner.page}/remove?externalUserId=erin`)).statusCode).toBe(404);
+    expect((await other.client.post(`${owner.page}/remove`, { csrf: otherCsrf, externalUserId: 'erin' })).statusCode).toBe(404);
+    expect((await readEndUser(owner.headers, 'erin')).statusCode).toBe(200);
   });
 
   it('shows only fixed notice texts, never the query', async () => {

@@ -184,8 +184,8 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
     expect(spoof.body).not.toContain('account is closed');
   });
 
-  it('adds and removes allowed redirect URIs, refusing a bad one beside the field', async () => {
-    const { client } = await newUser();
+  it('adds and removes allowed redirect URIs, refusing a bad one beside the field, audited', async () => {
+    const { client, userId } = await newUser();
     const { serverId } = await createOnPage(client, 'Redirects');
     const overview = `${SERVERS}/${serverId}`;
     const first = await client.get(overview);
@@ -221,6 +221,21 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
     const again = await client.submit(overview, `${overview}/redirect-uris/remove`, { uri });
     expect(again.headers.location).toBe(`${overview}?notice=redirect-missing`);
     expect(visible((await client.get(`${overview}?notice=redirect-missing`)).body)).toContain('That redirect URI was not on the list.');
+
+    // Both changes are audited as the user's, and only real changes: the second remove found nothing.
+    const audited = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .select(['action', 'actor', 'detail'])
+      .where('server_id', '=', serverId)
+      .where('action', 'like', 'server.redirect_uri_%')
+      .execute();
+    expect(audited.map((e) => [e.action, e.actor, JSON.parse(e.detail)]).sort()).toEqual([
+      ['server.redirect_uri_allowed', `user:${userId}`, { uri }],
+      ['server.redirect_uri_removed', `user:${userId}`, { uri }],
+    ]);
+    const trail = visible((await client.get('/dashboard/audit')).body, ' ');
+    expect(trail).toContain('Allowed redirect URI https://app.example.test/connected?from=keyward&x=1 on Redirects');
+    expect(trail).toContain('Removed redirect URI https://app.example.test/connected?from=keyward&x=1 from Redirects');
   });
 
   it('answers 403 to every form posted without the right CSRF token and changes nothing', async () => {

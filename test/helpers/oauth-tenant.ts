@@ -54,7 +54,7 @@ export async function startOAuthTenant(
     tokenAuth: clientAuth === 'basic' ? 'client_secret_basic' : 'client_secret_post',
     actor: CLI_ACTOR,
   });
-  await allowRedirectUri(t.ctx, tenant.serverId, APP_REDIRECT);
+  await allowRedirectUri(t.ctx, tenant.serverId, APP_REDIRECT, CLI_ACTOR);
 
   const start: OAuthTenant['start'] = async (body) => {
     const response = await t.app.inject({ method: 'POST', url: `/v1/oauth/${PROVIDER}/start`, headers, payload: body });

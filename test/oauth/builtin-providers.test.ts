@@ -37,7 +37,7 @@ describe.each(ENGINES)('built-in OAuth providers against stand-ins of their toke
     for (const slug of STAND_IN_SLUGS) {
       await enableProvider(t.ctx, { serverId, slug, clientId: s.clients[slug].id, clientSecret: s.clients[slug].secret, actor: CLI_ACTOR });
     }
-    await allowRedirectUri(t.ctx, serverId, APP_REDIRECT);
+    await allowRedirectUri(t.ctx, serverId, APP_REDIRECT, CLI_ACTOR);
   });
   afterAll(async () => {
     await t?.close();

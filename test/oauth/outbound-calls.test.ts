@@ -42,7 +42,7 @@ describe.each(ENGINES)('outbound calls to providers on %s', (engine) => {
   beforeAll(async () => {
     ({ t, tenant, headers } = await startWithTenant(engine)); // private URLs allowed, as in development
     [endpoint, elsewhere] = await Promise.all([startScriptedTokenEndpoint(), startScriptedTokenEndpoint()]);
-    await allowRedirectUri(t.ctx, tenant.serverId, APP_REDIRECT);
+    await allowRedirectUri(t.ctx, tenant.serverId, APP_REDIRECT, CLI_ACTOR);
   });
   afterAll(async () => {
     for (const node of nodes) await node.close();

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ACTOR } from '../../src/services/context.js';
 import { allowRedirectUri } from '../../src/services/servers.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
 import { createTenant, keys, startTestApp, type Tenant, type TestApp } from '../helpers/test-app.js';
@@ -21,7 +22,7 @@ describe.skipIf(!chromiumAvailable())('the hosted form in Chromium', () => {
   beforeAll(async () => {
     t = await startTestApp('sqlite', { realClock: true });
     tenant = await createTenant(t.ctx, { providers: ['openai', 'twilio'] });
-    await allowRedirectUri(t.ctx, tenant.serverId, REDIRECT);
+    await allowRedirectUri(t.ctx, tenant.serverId, REDIRECT, CLI_ACTOR);
     // Form URLs are built on the public URL, known once the service listens on a real socket.
     t.ctx.publicUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
     browser = await launchChromium();

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ACTOR } from '../../src/services/context.js';
 import { allowRedirectUri } from '../../src/services/servers.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
 import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
@@ -26,7 +27,7 @@ describe.skipIf(!chromiumAvailable())('the OAuth callback in Chromium', () => {
     appServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Back in the app</h1>'));
     await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
     appPage = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/integrations`;
-    await allowRedirectUri(o.t.ctx, o.tenant.serverId, appPage);
+    await allowRedirectUri(o.t.ctx, o.tenant.serverId, appPage, CLI_ACTOR);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
