@@ -10,6 +10,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';
+import { DatabaseUnavailable } from '../store/errors.js';
 import type { Command } from './commands.js';
 
 class UsageError extends Error {}
@@ -98,6 +99,13 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof DomainError) {
       process.stderr.write(`keyward: ${error.detail}\n`);
+      return 1;
+    }
+    if (error instanceof DatabaseUnavailable) {
+      // Only the reason's code: the driver's own message can name the host and the user.
+      process.stderr.write(
+        `keyward: ${error.message}. Try again in a moment; if it persists, check that the database KEYWARD_DATABASE_URL names is running and reachable.\n`,
+      );
       return 1;
     }
     if (error instanceof ConfigError) {
