@@ -40,6 +40,7 @@ export const ERRORS = {
   provider_auth_mismatch: { status: 422, title: 'Provider auth mismatch' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
   internal_error: { status: 500, title: 'Internal error' },
+  database_unavailable: { status: 503, title: 'Database unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

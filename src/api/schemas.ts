@@ -86,9 +86,19 @@ export const ProblemSchema = Type.Object(
  * sent as. It documents them only: sendProblem sends its body already serialised, as text.
  */
 export function problemResponses(...statuses: number[]) {
-  const response = { description: ProblemSchema.description, content: { 'application/problem+json': { schema: ProblemSchema } } };
-  return Object.fromEntries(statuses.map((status) => [status, response]));
+  const content = { 'application/problem+json': { schema: ProblemSchema } };
+  const response = { description: ProblemSchema.description, content };
+  return Object.fromEntries(statuses.map((status) => [status, status === 503 ? UNAVAILABLE_RESPONSE : response]));
 }
 
-/** Every management route can fail authentication, rate limiting, or the request's own checks. */
-export const GUARD_STATUSES = [400, 401, 403, 404, 429, 500];
+const UNAVAILABLE_RESPONSE = {
+  description: 'database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds.',
+  headers: { 'retry-after': { type: 'integer', description: 'Seconds to wait before sending the request again.' } },
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+};
+
+/**
+ * Every management route can fail authentication, rate limiting, or the request's own checks, and
+ * answer 503 database_unavailable (with Retry-After) while the database cannot be reached.
+ */
+export const GUARD_STATUSES = [400, 401, 403, 404, 429, 500, 503];

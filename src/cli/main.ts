@@ -9,7 +9,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';
-import { isRetiredMasterKeyRefusal } from '../store/errors.js';
+import { DatabaseUnavailable, isRetiredMasterKeyRefusal } from '../store/errors.js';
 import type { Command, OptionSpec } from './commands.js';
 import { parseOptions, UsageError } from './parse-options.js';
 
@@ -121,6 +121,13 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof DomainError) {
       process.stderr.write(`keyward: ${error.detail}\n`);
+      return 1;
+    }
+    if (error instanceof DatabaseUnavailable) {
+      // Only the reason's code: the driver's own message can name the host and the user.
+      process.stderr.write(
+        `keyward: ${error.message}. Try again in a moment; if it persists, check that the database KEYWARD_DATABASE_URL names is running and reachable.\n`,
+      );
       return 1;
     }
     if (error instanceof ConfigError) {

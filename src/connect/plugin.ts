@@ -4,20 +4,25 @@
  * page headers, never problem+json: a browser shows it to a person.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { setPageHeaders } from '../web/page-headers.js';
 import type { AreaErrors } from '../web/pre-routing.js';
-import { answerErrors } from '../web/problems.js';
+import { answerErrors, UNAVAILABLE_PAGE } from '../web/problems.js';
 import { errorPage } from './form-page.js';
 import { registerFormRoutes } from './form-routes.js';
 import { registerOAuthCallback } from './oauth-callback.js';
 
-const page = (problem: { status: number; detail: string }) => errorPage(problem.status, 'Something went wrong', problem.detail);
+const page = (problem: Problem) =>
+  problem.code === 'database_unavailable'
+    ? errorPage(problem.status, UNAVAILABLE_PAGE.title, UNAVAILABLE_PAGE.text)
+    : errorPage(problem.status, 'Something went wrong', problem.detail);
 
 export const connectErrors: AreaErrors = {
   respond: (_request, reply, problem) => {
     setPageHeaders(reply);
-    return reply.code(problem.status).send(page(problem));
+    // The problem's own headers (Retry-After on a 503) belong to the page as much as to problem+json.
+    return reply.code(problem.status).headers(problem.headers).send(page(problem));
   },
   page,
 };

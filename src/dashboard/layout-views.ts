@@ -7,6 +7,7 @@
 
 import type { UserSession } from '../services/sessions.js';
 import { html, htmlDocument, type SafeHtml } from '../web/html.js';
+import { UNAVAILABLE_PAGE } from '../web/problems.js';
 
 export type Section = 'servers' | 'developer' | 'audit';
 
@@ -101,9 +102,11 @@ export function errorPage(status: number): string {
   const [title, text] =
     status === 404
       ? ['Page not found', 'This page does not exist, or it belongs to another account.']
-      : status >= 500
-        ? ['Something went wrong', 'Keyward could not finish this request. Try again in a moment.']
-        : ['Request not accepted', 'This request could not be read. Go back and try again.'];
+      : status === 503
+        ? [UNAVAILABLE_PAGE.title, UNAVAILABLE_PAGE.text]
+        : status >= 500
+          ? ['Something went wrong', 'Keyward could not finish this request. Try again in a moment.']
+          : ['Request not accepted', 'This request could not be read. Go back and try again.'];
   return publicPage(
     title,
     html`<p>${text}</p>

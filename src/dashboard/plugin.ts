@@ -36,7 +36,8 @@ export function pageContext(request: FastifyRequest): PageContext {
 
 /** The page an error shows (never a stack or the problem's internals), with the dashboard's page headers. */
 export const dashboardErrors: AreaErrors = {
-  respond: (_request, reply, problem) => sendPage(reply, errorPage(problem.status), problem.status),
+  // The problem's own headers (Retry-After on a 503) belong to the page as much as to problem+json.
+  respond: (_request, reply, problem) => sendPage(reply.headers(problem.headers), errorPage(problem.status), problem.status),
   page: (problem) => errorPage(problem.status),
 };
 

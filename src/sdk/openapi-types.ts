@@ -246,6 +246,28 @@ export interface paths {
                         };
                     };
                 };
+                /** @description database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before sending the request again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -500,6 +522,28 @@ export interface paths {
                         };
                     };
                 };
+                /** @description database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before sending the request again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -665,6 +709,28 @@ export interface paths {
                 /** @description RFC 9457 problem details (application/problem+json). */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before sending the request again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -874,6 +940,28 @@ export interface paths {
                         };
                     };
                 };
+                /** @description database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before sending the request again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -1015,6 +1103,28 @@ export interface paths {
                 /** @description RFC 9457 problem details (application/problem+json). */
                 500: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before sending the request again. */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {

@@ -16,7 +16,9 @@ import {
   SqliteDriver,
 } from 'kysely';
 import pg from 'pg';
+import { ClassifyingDialect } from './classifying-dialect.js';
 import { Connections, type Engine, type QueryRunner } from './connections.js';
+import { storeError } from './errors.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseLocation {
@@ -96,9 +98,18 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/** A better-sqlite3 connection, its refusal to open classified as the store's (errors.ts). */
+function openSqliteFile(path: string, options?: BetterSqlite3.Options): BetterSqlite3.Database {
+  try {
+    return new BetterSqlite3(path, options);
+  } catch (error) {
+    throw storeError(error);
+  }
+}
+
 function openSqlite(path: string): Opened {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const database = new BetterSqlite3(path);
+  const database = openSqliteFile(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
@@ -106,15 +117,21 @@ function openSqlite(path: string): Opened {
   database.pragma('busy_timeout = 5000');
   // Erased secrets are overwritten on disk, not left in free pages.
   database.pragma('secure_delete = ON');
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new ClassifyingDialect(new ImmediateSqliteDialect({ database: withStatementCache(database) })) });
 
   // Kysely runs everything on the one connection above, one query or transaction at a time. In WAL
   // mode a second, read-only connection reads the last committed state while a write is under way;
   // its statements run synchronously, without Kysely's queue.
-  const reader = new BetterSqlite3(path, { readonly: true });
+  const reader = openSqliteFile(path, { readonly: true });
   reader.pragma('busy_timeout = 5000');
   const readStatements = withStatementCache(reader);
-  const readRunner: QueryRunner = async (sqlText, parameters) => readStatements.prepare(sqlText).all(parameters) as unknown[];
+  const readRunner: QueryRunner = async (sqlText, parameters) => {
+    try {
+      return readStatements.prepare(sqlText).all(parameters) as unknown[];
+    } catch (error) {
+      throw storeError(error);
+    }
+  };
   return {
     db,
     readRunner,
@@ -137,11 +154,26 @@ function walBytes(path: string): number {
 
 const POOL_MAX = 10;
 
+/**
+ * How long a query may wait for a connection: to open one (a server that drops packets instead of
+ * refusing would otherwise hold the request until the kernel gives up, minutes later) or to be handed
+ * one by a pool whose every connection is stuck. Then it fails, and the request is answered 503
+ * database_unavailable. A server that is stopped refuses at once, so that answer comes at once; a
+ * healthy pool hands a connection over in milliseconds even under load, far inside this bound.
+ */
+const POSTGRES_CONNECT_TIMEOUT_MS = 5000;
+
 function openPostgres(connectionString: string): Opened {
-  const pool = new pg.Pool({ connectionString, max: POOL_MAX });
-  // An idle client that loses its connection must not take the process down.
+  const pool = new pg.Pool({ connectionString, max: POOL_MAX, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS });
+  // A client that loses its connection must not take the process down. The pool listens on its idle
+  // clients ('error' on the pool); a client handed out has no listener of its own (neither the pool
+  // nor Kysely adds one), and a server that shuts down sends every session a FATAL 57P01, also to
+  // one between the statements of a transaction: without this listener that is an unhandled 'error'
+  // event and the process exits. The client is then unusable: its next query fails (a
+  // DatabaseUnavailable) and the pool drops it on release.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const db = new Kysely<Database>({ dialect: new ClassifyingDialect(new PostgresDialect({ pool })) });
   const readRunner: QueryRunner = async (sqlText, parameters) => (await db.executeQuery(CompiledQuery.raw(sqlText, [...parameters]))).rows;
   const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_MAX } });
   return { db, readRunner, figures, close: () => db.destroy() };

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problemBody } from '../errors.js';
 import { own } from './form-fields.js';
-import { internalError, type ProblemResponder } from './problems.js';
+import { faultProblem, type ProblemResponder } from './problems.js';
 
 export type Area = 'api' | 'dashboard' | 'pages' | 'other';
 
@@ -84,11 +84,7 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
         await options.guard(request, reply);
       } catch (refusal) {
         // Nothing awaits this function: an error thrown from it would be an unhandled rejection.
-        if (refusal instanceof Problem) problem = refusal;
-        else {
-          request.log.error({ err: { type: (refusal as Error).name, message: (refusal as Error).message } }, 'unhandled error');
-          problem = internalError(request);
-        }
+        problem = refusal instanceof Problem ? refusal : faultProblem(refusal as Error, request);
       }
     }
     options.areas[area].respond(request, reply, problem);

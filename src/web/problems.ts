@@ -3,10 +3,11 @@
  * failed schema) means in the contract's codes, the problem+json answer, and the error and not-found
  * handlers an area installs on its own scope with the way it answers (problem+json or a page).
  * Unknown errors become internal_error carrying only the request id, and are logged without the
- * request's body or headers.
+ * request's body or headers; a database that cannot be reached is database_unavailable (faultProblem).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problemBody } from '../errors.js';
+import { DatabaseUnavailable } from '../store/errors.js';
 import type { AreaErrors } from './pre-routing.js';
 import { fieldErrors } from './validation.js';
 
@@ -57,6 +58,35 @@ export function internalError(request: FastifyRequest): Problem {
   return new Problem('internal_error', `Something went wrong on our side. Quote the request id ${request.id} when you report it.`);
 }
 
+/** Seconds a client is asked to wait when the database cannot be reached: about what a server takes to restart. */
+const DATABASE_RETRY_AFTER_SECONDS = 3;
+
+/** 503 database_unavailable: the request was right, the database is gone for now; retrying later works. */
+function databaseUnavailable(): Problem {
+  return new Problem(
+    'database_unavailable',
+    `Keyward cannot reach its database right now. Retry after ${DATABASE_RETRY_AFTER_SECONDS} seconds (a POST with the same Idempotency-Key is safe to send again).`,
+    { headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } },
+  );
+}
+
+/** What a page (the dashboard's, an end user's) says for database_unavailable: no cause, only when to come back. */
+export const UNAVAILABLE_PAGE = { title: 'Service briefly unavailable', text: 'This service is briefly unavailable. Try again in a moment.' } as const;
+
+/**
+ * What an error nothing else read means, logged once: a database that cannot be reached is 503
+ * database_unavailable (a warning naming only the reason's code: the driver's message can name the
+ * host), anything else a fault, 500 internal_error.
+ */
+export function faultProblem(error: Error, request: FastifyRequest): Problem {
+  if (error instanceof DatabaseUnavailable) {
+    request.log.warn({ reason: error.reason }, 'database unreachable');
+    return databaseUnavailable();
+  }
+  request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unhandled error');
+  return internalError(request);
+}
+
 /**
  * The error and not-found handlers of one area's scope, answering with `respond`. A not-found
  * handler belongs to a prefix, so an unknown path under /dashboard gets the dashboard's page and one
@@ -64,11 +94,7 @@ export function internalError(request: FastifyRequest): Problem {
  */
 export function answerErrors(scope: FastifyInstance, respond: ProblemResponder, read: ErrorReader = () => null) {
   scope.setErrorHandler((error: FastifyError, request, reply) => {
-    let problem = read(error, request) ?? toProblem(error);
-    if (!problem) {
-      request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unhandled error');
-      problem = internalError(request);
-    }
+    const problem = read(error, request) ?? toProblem(error) ?? faultProblem(error, request);
     return respond(request, reply, problem);
   });
   scope.setNotFoundHandler((request, reply) => respond(request, reply, routeNotFound(request.method)));

