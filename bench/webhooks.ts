@@ -5,7 +5,7 @@
  *
  * 1. Deliveries per second: N messages written to the outbox through the real path (recordEvent, in
  *    one transaction) while the process runs, for 1 endpoint and for 10 (the dispatcher's bounds are
- *    4 attempts in flight per endpoint, 32 per node); timed from the receiver's first request to the
+ *    4 attempts in flight per endpoint, 8 per account, 32 per node: the endpoints are one account's); timed from the receiver's first request to the
  *    moment the database says every message is delivered; 500 at once, then N (5,000) at once.
  * 2. The hosted form's POST with no webhook endpoint, with 1 and with 10: form sessions made through
  *    the API and their pages opened first, then each form POSTed once (distinct end users, so each

@@ -7,9 +7,11 @@
  * node that dies mid-send leaves a lease that runs out; the message is then due again, and sent again
  * with the same webhook-id (at least once: a receiver dedupes on it).
  *
- * Concurrency is bounded per node overall and per endpoint, and claims go round the endpoints with
- * something due, so a slow or dead endpoint holds at most its own few slots: other endpoints' messages
- * go on, and no API request or callback ever waits on a delivery (they only write the outbox).
+ * Concurrency is bounded per node overall, per account and per endpoint, and claims go round the
+ * accounts and their endpoints with something due, so a slow or dead endpoint holds at most its own
+ * few slots, and an account's many dead endpoints at most the account's share: other accounts'
+ * messages go on, and no API request or callback ever waits on a delivery (they only write the outbox).
+ * The shares are this node's: each node bounds what it sends, and the leases decide who sends what.
  */
 import { randomUUID } from 'node:crypto';
 import { addSeconds, iso } from '../clock.js';
@@ -25,13 +27,18 @@ const LEASE_MARGIN_SECONDS = 5;
 export interface DispatcherLimits {
   /** Attempts in flight on this node, all endpoints together. */
   maxInFlight: number;
+  /**
+   * Attempts in flight on this node to the endpoints of one account, all its servers together: what
+   * one tenant's endpoints that never answer can hold (each until its timeout) while others' go on.
+   */
+  perAccount: number;
   /** Attempts in flight on this node to one endpoint. */
   perEndpoint: number;
   /** How often the node looks for due messages when nothing else wakes it. */
   pollMs: number;
 }
 
-export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perEndpoint: 4, pollMs: 500 };
+export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perAccount: 8, perEndpoint: 4, pollMs: 500 };
 
 /** Where the messages claimed together go, read once for all of them: the URL and the live secrets' HMAC keys. */
 type Target = { url: string; keys: Buffer[] } | { url: string; unreadable: Error };
@@ -50,7 +57,9 @@ export class WebhookDispatcher {
   readonly #events: DispatcherEvents;
   /** This node's name on the leases it takes. */
   readonly #holder = randomUUID();
+  /** Attempts in flight by endpoint, and by the account the endpoint's server belongs to. */
   readonly #inFlight = new Map<string, number>();
+  readonly #inFlightByAccount = new Map<string, number>();
   /**
    * Endpoints whose last attempt from this node timed out: they get one slot, not perEndpoint, until
    * they answer again, so that many hanging endpoints cannot fill the node's slots between them.
@@ -140,20 +149,25 @@ export class WebhookDispatcher {
     if (free <= 0 || this.#stopped) return 0;
     const nowDate = this.#ctx.clock.now();
     const now = iso(nowDate);
-    const busy = [...this.#inFlight].filter(([id, n]) => n >= this.#slots(id)).map(([id]) => id);
+    const busy = {
+      endpoints: [...this.#inFlight].filter(([id, n]) => n >= this.#slots(id)).map(([id]) => id),
+      accounts: [...this.#inFlightByAccount].filter(([, n]) => n >= this.#limits.perAccount).map(([id]) => id),
+    };
     const endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, free);
     const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
     let started = 0;
-    for (const endpointId of endpoints) {
+    for (const { id: endpointId, accountId } of endpoints) {
       // Stopped meanwhile: what is claimed now would only wait for its lease to run out.
       if (this.#stopped) break;
-      const room = Math.min(this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0), free);
+      const endpointRoom = this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0);
+      const accountRoom = this.#limits.perAccount - (this.#inFlightByAccount.get(accountId) ?? 0);
+      const room = Math.min(endpointRoom, accountRoom, free);
       if (room <= 0) continue;
       const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
       if (claimed.length === 0) continue;
       // Read once for the messages claimed together, which all go to this endpoint.
       const target = this.#target(endpointId, now);
-      for (const message of claimed) this.#start(message, target);
+      for (const message of claimed) this.#start(message, accountId, target);
       free -= claimed.length;
       started += claimed.length;
       if (free <= 0) break;
@@ -183,17 +197,17 @@ export class WebhookDispatcher {
     }
   }
 
-  #start(message: Claimed, target: Promise<Target | null>): void {
+  #start(message: Claimed, accountId: string, target: Promise<Target | null>): void {
     this.#total += 1;
     this.#started += 1;
-    this.#inFlight.set(message.endpoint_id, (this.#inFlight.get(message.endpoint_id) ?? 0) + 1);
+    count(this.#inFlight, message.endpoint_id, 1);
+    count(this.#inFlightByAccount, accountId, 1);
     const attempt = this.#attempt(message, target)
       .catch((error: Error) => this.#events.onError?.(error))
       .finally(() => {
         this.#total -= 1;
-        const left = (this.#inFlight.get(message.endpoint_id) ?? 1) - 1;
-        if (left > 0) this.#inFlight.set(message.endpoint_id, left);
-        else this.#inFlight.delete(message.endpoint_id);
+        count(this.#inFlight, message.endpoint_id, -1);
+        count(this.#inFlightByAccount, accountId, -1);
         this.#attempts.delete(attempt);
         // A freed slot is taken at once where more is due, not at the next poll.
         if (!this.#stopped) this.#wake();
@@ -271,4 +285,11 @@ export class WebhookDispatcher {
     // Counted once written: an attempt whose lease ran out is another node's to count.
     if (written) this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
   }
+}
+
+/** Adds `by` to the count under `key`, dropping the entry at zero (the maps hold only what is in flight). */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
 }
