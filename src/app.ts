@@ -18,6 +18,7 @@ import { mentionsKey } from './keys/format.js';
 import { metricsRoute } from './metrics/http-metrics.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { ServiceContext } from './services/context.js';
+import { ARRIVAL_LIMITS } from './web/arrival-limits.js';
 import { registerAssets } from './web/assets.js';
 import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
@@ -68,6 +69,8 @@ export async function buildApp(options: AppOptions) {
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: BODY_LIMIT,
+    // How long a request may take to arrive, headers and body, and a connection to sit idle.
+    ...ARRIVAL_LIMITS,
     trustProxy: options.trustProxy ?? false,
     // An externalUserId of 255 characters, each up to 12 characters once percent-encoded.
     routerOptions: { maxParamLength: 4096 },
@@ -97,6 +100,8 @@ export async function buildApp(options: AppOptions) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Node's own check is off (web/arrival-limits.ts): an HTTP/1.1 request without Host is refused here.
+  app.addHook('onRequest', preRouting.hostRequired);
   // One line a request, naming the route pattern and never the path itself: paths carry form tokens
   // and end users' ids; and, where the node has metrics, the request counted in the same hook. Before
   // any area's plugin: a plugin inherits only the hooks registered before it.

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { hostEntry } from './host-names.js';
 import { type DatabaseLocation, parseDatabaseUrl } from './store/store.js';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:.keyward/keyward.db';
@@ -40,8 +41,9 @@ export interface Config {
   /**
    * KEYWARD_METRICS_PORT (and KEYWARD_METRICS_HOST, 127.0.0.1 unless given): where the Prometheus
    * listener answers GET /metrics, apart from the API; null (the default) starts none.
+   * KEYWARD_METRICS_ALLOWED_HOSTS: the names a scraper may call it by, besides its own addresses.
    */
-  metrics: { host: string; port: number } | null;
+  metrics: { host: string; port: number; allowedHosts: string[] } | null;
   /** Said once at start-up, after the logger exists (for example: a master key was just made). */
   warnings: string[];
 }
@@ -155,15 +157,31 @@ function loadMasterKey(env: Env, database: DatabaseLocation, warnings: string[])
 function metricsListener(env: Env, apiPort: number): Config['metrics'] {
   const raw = env.KEYWARD_METRICS_PORT;
   if (raw === undefined || raw === '') {
-    if (env.KEYWARD_METRICS_HOST)
-      throw new ConfigError('KEYWARD_METRICS_HOST', 'is set but KEYWARD_METRICS_PORT is not: set the port to start the metrics listener');
+    for (const name of ['KEYWARD_METRICS_HOST', 'KEYWARD_METRICS_ALLOWED_HOSTS']) {
+      if (env[name]) throw new ConfigError(name, 'is set but KEYWARD_METRICS_PORT is not: set the port to start the metrics listener');
+    }
     return null;
   }
   const port = wholeNumber(env, 'KEYWARD_METRICS_PORT', 0, 0, 65535);
   if (port !== 0 && port === apiPort) {
     throw new ConfigError('KEYWARD_METRICS_PORT', `must differ from KEYWARD_PORT (${apiPort}): metrics have a listener of their own, never the API's`);
   }
-  return { host: env.KEYWARD_METRICS_HOST || '127.0.0.1', port };
+  return { host: env.KEYWARD_METRICS_HOST || '127.0.0.1', port, allowedHosts: metricsAllowedHosts(env.KEYWARD_METRICS_ALLOWED_HOSTS) };
+}
+
+/** KEYWARD_METRICS_ALLOWED_HOSTS: comma-separated host names (or addresses), without scheme or port. */
+function metricsAllowedHosts(raw: string | undefined): string[] {
+  const entries = (raw ?? '').split(',').filter((entry) => entry.trim() !== '');
+  return entries.map((entry) => {
+    const host = hostEntry(entry);
+    if (host === null) {
+      throw new ConfigError(
+        'KEYWARD_METRICS_ALLOWED_HOSTS',
+        `must be comma-separated host names such as metrics.internal (no scheme, no port), got "${entry.trim()}"`,
+      );
+    }
+    return host;
+  });
 }
 
 function checkPublicUrl(publicUrl: string): void {

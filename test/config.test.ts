@@ -74,19 +74,52 @@ describe('configuration (CONTRACT 5)', () => {
     expect(loadConfig(base).host).toBe('0.0.0.0');
     expect(loadConfig(base).metrics).toBeNull();
     expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '' }).metrics).toBeNull();
-    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
-    expect(loadConfig({ ...base, KEYWARD_HOST: '10.0.0.7', KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
-    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464', KEYWARD_METRICS_HOST: '10.0.0.5' }).metrics).toEqual({ host: '10.0.0.5', port: 9464 });
-    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464', KEYWARD_METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ host: '0.0.0.0', port: 9464 });
-    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464, allowedHosts: [] });
+    expect(loadConfig({ ...base, KEYWARD_HOST: '10.0.0.7', KEYWARD_METRICS_PORT: '9464' }).metrics).toEqual({
+      host: '127.0.0.1',
+      port: 9464,
+      allowedHosts: [],
+    });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464', KEYWARD_METRICS_HOST: '10.0.0.5' }).metrics).toEqual({
+      host: '10.0.0.5',
+      port: 9464,
+      allowedHosts: [],
+    });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '9464', KEYWARD_METRICS_HOST: '0.0.0.0' }).metrics).toEqual({
+      host: '0.0.0.0',
+      port: 9464,
+      allowedHosts: [],
+    });
+    expect(loadConfig({ ...base, KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0, allowedHosts: [] });
     // Both on any free port: they still get two different ports.
-    expect(loadConfig({ ...base, KEYWARD_PORT: '0', KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(loadConfig({ ...base, KEYWARD_PORT: '0', KEYWARD_METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0, allowedHosts: [] });
     for (const bad of ['65536', '-1', '9464.5', 'metrics', ' 9464']) {
       expect(refusal({ ...base, KEYWARD_METRICS_PORT: bad })).toBe(`KEYWARD_METRICS_PORT: must be a whole number from 0 to 65535, got "${bad}"`);
     }
     expect(refusal({ ...base, KEYWARD_METRICS_PORT: '4000' })).toMatch(/^KEYWARD_METRICS_PORT: must differ from KEYWARD_PORT \(4000\)/);
     expect(refusal({ ...base, KEYWARD_PORT: '8080', KEYWARD_METRICS_PORT: '8080' })).toMatch(/^KEYWARD_METRICS_PORT: must differ from KEYWARD_PORT \(8080\)/);
     expect(refusal({ ...base, KEYWARD_METRICS_HOST: '10.0.0.5' })).toMatch(/^KEYWARD_METRICS_HOST: is set but KEYWARD_METRICS_PORT is not/);
+  });
+
+  it('reads KEYWARD_METRICS_ALLOWED_HOSTS as host names to compare, and refuses what is not one', () => {
+    const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key, KEYWARD_METRICS_PORT: '9464' };
+    const allowed = (value: string) => loadConfig({ ...base, KEYWARD_METRICS_ALLOWED_HOSTS: value }).metrics?.allowedHosts;
+    expect(allowed('')).toEqual([]);
+    expect(allowed('Metrics.Internal, keyward-1.svc.cluster.local.,10.0.0.5,::FFFF:10.0.0.6')).toEqual([
+      'metrics.internal',
+      'keyward-1.svc.cluster.local',
+      '10.0.0.5',
+      '10.0.0.6',
+    ]);
+    for (const bad of ['https://metrics.internal', 'metrics.internal:9464', '*.internal', 'a b', '-bad.internal']) {
+      expect(refusal({ ...base, KEYWARD_METRICS_ALLOWED_HOSTS: `ok.internal,${bad}` })).toBe(
+        `KEYWARD_METRICS_ALLOWED_HOSTS: must be comma-separated host names such as metrics.internal (no scheme, no port), got "${bad}"`,
+      );
+    }
+    const { KEYWARD_METRICS_PORT: _, ...withoutPort } = base;
+    expect(refusal({ ...withoutPort, KEYWARD_METRICS_ALLOWED_HOSTS: 'metrics.internal' })).toMatch(
+      /^KEYWARD_METRICS_ALLOWED_HOSTS: is set but KEYWARD_METRICS_PORT is not/,
+    );
   });
 
   it('stops on each bad value with one line naming the variable', () => {

@@ -38,7 +38,7 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
       reply.header('ratelimit', `"default";r=${rateLimit.remaining};t=${rateLimit.resetSeconds}`);
     } catch (error) {
       if (!(error instanceof Problem)) throw error;
-      if (error.code === 'browser_access_forbidden') throw told(error);
+      // Every other refusal, step 1's included (an Origin, or OPTIONS), is a failed authentication.
       if (error.code === 'rate_limited') {
         reply.header('ratelimit', `"default";r=0;t=${error.headers['retry-after']}`);
         throw told(error);

@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { type ErrorCode, Problem } from '../errors.js';
-import { hasKeyShape, isWellFormedKey, keyDigest } from '../keys/format.js';
+import { hasKeyShape, isWellFormedKey, KEY_PREFIX, keyDigest } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
 import { recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
 import type { KeyQuota } from './key-quota.js';
@@ -55,6 +55,20 @@ function bearerToken(authorization: string | undefined): string | null {
   const match = /^(\S+)(?:\s+(.*))?$/.exec(authorization.trim());
   if (!match || match[1]!.toLowerCase() !== 'bearer') return null;
   return (match[2] ?? '').trim();
+}
+
+/**
+ * Step 3's detail. A key sent without its scheme (`Authorization: service_acct_…`, a common slip) is
+ * told what the header must look like; the value itself is never repeated.
+ */
+function missingBearerDetail(authorization: string | undefined): string {
+  if (authorization?.includes(KEY_PREFIX.account)) {
+    return 'The Authorization header holds an account API key without the Bearer scheme: it must be sent as Authorization: Bearer service_acct_….';
+  }
+  if (authorization?.includes(KEY_PREFIX.server)) {
+    return 'The Authorization header holds a server API key: it takes the account API key, as Authorization: Bearer service_acct_…, and the server API key goes in x-service-key.';
+  }
+  return 'Send the account API key as Authorization: Bearer service_acct_….';
 }
 
 /** Origins are short and printable; anything else is cut down before it is stored. */
@@ -145,9 +159,7 @@ export class ManagementGuard {
     }
     // 3.
     const token = bearerToken(authorization);
-    if (token === null) {
-      throw refuse('account_key_missing', 'Send the account API key as Authorization: Bearer service_acct_….');
-    }
+    if (token === null) throw refuse('account_key_missing', missingBearerDetail(authorization));
     // 4.
     if (hasKeyShape('server', token) || hasKeyShape('account', serviceKey)) {
       throw refuse(

@@ -1,16 +1,18 @@
 /**
  * Errors raised before a request reaches a route: a path the router cannot decode or whose parameter
- * is over its length limit (Fastify's frameworkErrors), and bytes Node cannot parse as HTTP at all
- * (the server's clientError). They get the same answers as every other error: under /v1 a problem
- * with a contract code and an x-request-id (after the guard, where there is a request to guard), a
- * plain page on the end users' and dashboard users' pages. The path is never echoed: keys get pasted
- * into URLs.
+ * is over its length limit (Fastify's frameworkErrors), an HTTP/1.1 request without a Host header
+ * (Node's own check is off, web/arrival-limits.ts), and bytes Node cannot parse as HTTP at all or that
+ * did not arrive in time (the server's clientError). They get the same answers as every other error:
+ * under /v1 a problem with a contract code and an x-request-id (after the guard, where there is a
+ * request to guard), a plain page on the end users' and dashboard users' pages. The path is never
+ * echoed: keys get pasted into URLs.
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problemBody } from '../errors.js';
+import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './arrival-limits.js';
 import { own } from './form-fields.js';
 import { faultProblem, type ProblemResponder } from './problems.js';
 
@@ -69,26 +71,55 @@ function unreadable(code: string | undefined): Problem {
     code === 'HPE_HEADER_OVERFLOW'
       ? ['/headers', 'are too large', 'The request headers are too large (over 16 KiB in all).']
       : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? ['/request', 'did not arrive in time', 'The request was not received in time.']
+        ? [
+            '/request',
+            'did not arrive in time',
+            `The request was not received in time: headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s.`,
+          ]
         : ['/request', 'is not valid HTTP/1.1', 'The request is not valid HTTP/1.1 and could not be read.'];
   return new Problem('validation_failed', detail, { errors: [{ path, message }] });
 }
 
+const HOST_MISSING = () =>
+  new Problem('validation_failed', 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2).', {
+    errors: [{ path: '/headers/host', message: 'is required' }],
+  });
+
+/** The URL of the request a socket was reading when it timed out, if its headers had arrived. */
+function targetOnSocket(socket: Socket): string {
+  const response = (socket as Socket & { _httpMessage?: { req?: { url?: string } } })._httpMessage;
+  return response?.req?.url ?? '';
+}
+
 export function preRoutingHandlers(options: PreRoutingOptions) {
-  async function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) {
-    let problem = undecodable(error);
-    reply.header('x-request-id', request.id);
+  /**
+   * Answers `problem` as the request's area does; under /v1 the guard speaks first, so a request
+   * without valid keys learns nothing more than any other. Never throws: the callers' own callers
+   * (Fastify's frameworkErrors, a hook) would turn a rejection into something else.
+   */
+  async function answer(request: FastifyRequest, reply: FastifyReply, problem: Problem): Promise<FastifyReply> {
     const area = areaOf(request.url);
     if (area === 'api') {
       try {
         await options.guard(request, reply);
       } catch (refusal) {
-        // Nothing awaits this function: an error thrown from it would be an unhandled rejection.
         problem = refusal instanceof Problem ? refusal : faultProblem(refusal as Error, request);
       }
     }
-    options.areas[area].respond(request, reply, problem);
+    return options.areas[area].respond(request, reply, problem);
+  }
+
+  async function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) {
+    reply.header('x-request-id', request.id);
+    await answer(request, reply, undecodable(error));
     request.log.info({ method: request.method, route: '(undecodable path)', statusCode: reply.statusCode }, 'request');
+  }
+
+  /** An onRequest hook: RFC 9112 (3.2) has a server answer 400 to an HTTP/1.1 request without Host. */
+  async function hostRequired(request: FastifyRequest, reply: FastifyReply) {
+    const { raw } = request;
+    if (raw.headers.host !== undefined || raw.httpVersionMajor < 1 || (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 0)) return;
+    return answer(request, reply, HOST_MISSING());
   }
 
   /** No request object exists here: Node could not parse one. The answer is written on the socket and it is closed. */
@@ -97,9 +128,13 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
     // On a keep-alive connection a response may already be under way (a timeout mid-answer): a
     // second status line would corrupt it, so the socket is only closed, as Node's own handler does.
     const underWay = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
-    if (socket.writable && !underWay) {
+    // A connection that timed out without sending a byte asked nothing (a browser's spare, say): it is only closed.
+    const silent = socket.bytesRead === 0;
+    if (socket.writable && !underWay && !silent) {
+      // Bytes Node could not parse carry their request line; a request cut off by a timeout, once its
+      // headers were in, is still attached to the socket.
       const requestLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1').split('\r\n', 1)[0]! : '';
-      const area = areaOf(requestLine.split(' ')[1] ?? '');
+      const area = areaOf(requestLine.split(' ')[1] ?? targetOnSocket(socket));
       const problem = unreadable(error.code);
       const requestId = newRequestId();
       const html = options.areas[area].page(problem);
@@ -118,5 +153,5 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
     socket.destroy();
   }
 
-  return { frameworkErrors, clientErrorHandler };
+  return { frameworkErrors, hostRequired, clientErrorHandler };
 }

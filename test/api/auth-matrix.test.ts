@@ -136,6 +136,38 @@ describe.each(ENGINES)('the management guard on %s', (engine) => {
       expect(detail).toMatch(/x-service-key[^,]*server API key[^,]*service_srv_/);
     });
 
+    // Issue 17 item 16: a key pasted without its scheme was told only that the key was missing.
+    it.each([
+      ['alone', (key: string) => key],
+      ['after another scheme', (key: string) => `Token ${key}`],
+      ['glued to the scheme', (key: string) => `Bearer${key}`],
+    ])('account_key_missing for an account key %s says it must be sent as Authorization: Bearer service_acct_…', async (_name, value) => {
+      const key = await f.freshAccountKey();
+      const headers = { authorization: value(key), 'x-service-key': f.tenant.serverKey };
+      const response = await send(t.app, route, { headers });
+      expectRefusal(response, 3, f, [key, key.slice('service_acct_'.length), ...secretsOf(headers)], t.logs);
+      const { detail } = response.json() as { detail: string };
+      expect(detail).toContain('without the Bearer scheme');
+      expect(detail).toContain('must be sent as Authorization: Bearer service_acct_…');
+    });
+
+    it('account_key_missing for a server key in Authorization says where each key goes', async () => {
+      const headers = { authorization: f.tenant.serverKey, 'x-service-key': f.tenant.serverKey };
+      const response = await send(t.app, route, { headers });
+      expectRefusal(response, 3, f, secretsOf(headers), t.logs);
+      const { detail } = response.json() as { detail: string };
+      expect(detail).toMatch(/Authorization: Bearer service_acct_…/);
+      expect(detail).toMatch(/server API key goes in x-service-key/);
+    });
+
+    it('account_key_missing without any key keeps the plain instruction', async () => {
+      for (const headers of [{}, { authorization: 'Basic dXNlcjpwYXNz' }] as Record<string, string>[]) {
+        const response = await send(t.app, route, { headers });
+        expectRefusal(response, 3, f, [], t.logs);
+        expect(response.json().detail).toBe('Send the account API key as Authorization: Bearer service_acct_….');
+      }
+    });
+
     it('a revoked key is named by its hint only', async () => {
       const headers = { authorization: bearer(f.revokedAccountKey), 'x-service-key': f.tenant.serverKey };
       const response = await send(t.app, route, { headers });

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GENERATED_REQUEST_ID, rawHttp } from '../helpers/auth-matrix.js';
+import { GENERATED_REQUEST_ID, rawExchange, rawHttp } from '../helpers/auth-matrix.js';
 import { ENGINES } from '../helpers/databases.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
@@ -132,6 +132,52 @@ describe.each(ENGINES)('errors raised before routing on %s', (engine) => {
       const response = await rawHttp(port, 'GET /v1/end-users HTTP/1.1', [`Bad Header ${planted()}`]);
       expect(problemOf(response).code).toBe('validation_failed');
       expectNoEcho(response);
+    });
+
+    // Found by fuzzing (issue 17 item 7): Node's own answer was a bare 400, no body, no content type.
+    describe('an HTTP/1.1 request without a Host header', () => {
+      const withoutHost = (requestLine: string, headerLines: string[] = []) =>
+        rawExchange(port, [requestLine, ...headerLines, 'Connection: close', '', ''].join('\r\n'));
+      const keyLines = () => [`Authorization: Bearer ${tenant.accountKey}`, `x-service-key: ${tenant.serverKey}`];
+
+      it('on /v1 with valid keys is validation_failed on the Host header, as a problem', async () => {
+        const response = await withoutHost('GET /v1/end-users HTTP/1.1', keyLines());
+        const body = problemOf(response);
+        expect(body.code).toBe('validation_failed');
+        expect(body.errors).toEqual([{ path: '/headers/host', message: 'is required' }]);
+        expect(response.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
+        expectNoEcho(response);
+      });
+
+      it("on /v1 without keys is the guard's 401 first, as for any other bad request there", async () => {
+        const response = await withoutHost(`GET /v1/end-users/${planted()} HTTP/1.1`);
+        expect(response.statusCode).toBe(401);
+        expect(response.headers['content-type']).toMatch(PROBLEM_JSON);
+        expect(JSON.parse(response.body)).toMatchObject({ code: 'account_key_missing', requestId: response.headers['x-request-id'] });
+        expectNoEcho(response);
+      });
+
+      it('outside every area is a problem too', async () => {
+        expect(problemOf(await withoutHost('GET /healthz HTTP/1.1')).errors).toEqual([{ path: '/headers/host', message: 'is required' }]);
+      });
+
+      it.each([
+        ['the dashboard', 'POST /dashboard/sign-in HTTP/1.1', 'Request not accepted'],
+        ['a hosted form', `GET /connect/${'t'.repeat(43)} HTTP/1.1`, 'Something went wrong'],
+      ])('on %s is the plain HTML page', async (_name, requestLine, title) => {
+        const response = await withoutHost(requestLine, requestLine.startsWith('POST') ? ['Content-Length: 0'] : []);
+        expect(response.statusCode).toBe(400);
+        expect(response.headers['content-type']).toMatch(/^text\/html/);
+        expect(response.headers['x-request-id']).toMatch(GENERATED_REQUEST_ID);
+        expect(response.headers['cache-control']).toBe('no-store');
+        expect(response.body).toContain(title);
+      });
+
+      it('is refused only in HTTP/1.1: HTTP/1.0 needs no Host and is answered as usual', async () => {
+        const response = await withoutHost('GET /healthz HTTP/1.0');
+        expect(response.statusCode).toBe(200);
+        expect(JSON.parse(response.body)).toMatchObject({ status: 'ok' });
+      });
     });
   });
 });

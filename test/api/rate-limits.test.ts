@@ -203,6 +203,48 @@ describe.each(ENGINES)('rate limits and key bookkeeping on %s', (engine) => {
       expect((await from('::ffff:203.0.113.81', unknownKey())).statusCode).toBe(401);
     });
 
+    // Issue 17 item 8: 8,000 guesses sent with an Origin were all answered 403, none of them counted.
+    it('counts refusals at step 1 (an Origin, or OPTIONS) like any other failed authentication', async () => {
+      const address = '203.0.113.21';
+      const fromBrowser = () => ({ ...unknownKey(), origin: 'https://evil.example' });
+      for (let i = 0; i < FAILURES; i += 1) {
+        const refused = await from(address, fromBrowser());
+        expect({ status: refused.statusCode, code: refused.json().code }).toEqual({ status: 403, code: 'browser_access_forbidden' });
+      }
+      const limited = await from(address, fromBrowser());
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers['content-type']).toMatch(PROBLEM_JSON);
+      expect(limited.json().code).toBe('rate_limited');
+      expect(limited.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      const preflight = await t.app.inject({ method: 'OPTIONS', url: '/v1/end-users', remoteAddress: address });
+      expect({ status: preflight.statusCode, code: preflight.json().code }).toEqual({ status: 429, code: 'rate_limited' });
+      // A valid request from that address still goes through.
+      expect((await from(address, keys(tenant))).statusCode).toBe(200);
+    });
+
+    it('counts step-1 refusals and later ones against the same budget', async () => {
+      const address = '203.0.113.22';
+      const preflight = () => t.app.inject({ method: 'OPTIONS', url: '/v1/end-users', remoteAddress: address });
+      for (let i = 0; i < 2; i += 1) expect((await preflight()).statusCode).toBe(403);
+      for (let i = 0; i < FAILURES - 2; i += 1) expect((await from(address, unknownKey())).statusCode).toBe(401);
+      expect((await preflight()).statusCode).toBe(429);
+      expect((await from(address, unknownKey())).statusCode).toBe(429);
+    });
+
+    it('still records where a live key was sent from a browser, within the limit and past it', async () => {
+      const address = '203.0.113.23';
+      const withOrigin = (key: string, origin: string) => from(address, { ...keys({ accountKey: key, serverKey: tenant.serverKey }), origin });
+      const first = await newKey(t, tenant);
+      expect((await withOrigin(first.key, 'https://first.example')).statusCode).toBe(403);
+      expect((await keyRow(t, first.keyId)).exposed_origin).toBe('https://first.example');
+      for (let i = 0; i < FAILURES - 1; i += 1) expect((await from(address, unknownKey())).statusCode).toBe(401);
+      const second = await newKey(t, tenant);
+      const limited = await withOrigin(second.key, 'https://second.example');
+      expect(limited.statusCode).toBe(429);
+      expect(limited.body).not.toContain(second.key);
+      expect((await keyRow(t, second.keyId)).exposed_origin).toBe('https://second.example');
+    });
+
     it('does not count valid requests as failures', async () => {
       for (let i = 0; i < FAILURES - 1; i += 1) expect((await from('192.0.2.44', unknownKey())).statusCode).toBe(401);
       for (let i = 0; i < 10; i += 1) expect((await from('192.0.2.44', keys(tenant))).statusCode).toBe(200);

@@ -230,6 +230,12 @@ export function expectPassed(response: Answer, route: MatrixRoute, secrets: stri
 
 /** One HTTP/1.1 request over a real socket, for what app.inject only simulates (Node's own header parsing). */
 export function rawHttp(port: number, requestLine: string, headerLines: string[], body = ''): Promise<Answer> {
+  const head = [requestLine, 'Host: 127.0.0.1', ...headerLines, 'Connection: close', `Content-Length: ${Buffer.byteLength(body)}`];
+  return rawExchange(port, `${head.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/** Writes `request` as it is (no header added) and reads the one answer until the server closes. */
+export function rawExchange(port: number, request: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let data = '';
@@ -246,7 +252,6 @@ export function rawHttp(port: number, requestLine: string, headerLines: string[]
       }
       resolve({ statusCode: Number(statusLine.split(' ')[1]), headers, body: data.slice(split + 4) });
     });
-    const head = [requestLine, 'Host: 127.0.0.1', ...headerLines, 'Connection: close', `Content-Length: ${Buffer.byteLength(body)}`];
-    socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+    socket.write(request);
   });
 }

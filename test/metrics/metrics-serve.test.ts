@@ -4,6 +4,7 @@
  * taken stops start-up with one line naming the variable.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -59,6 +60,27 @@ describe('keyward serve with KEYWARD_METRICS_PORT', () => {
       expect(await serve.stop()).toEqual({ code: 0, signal: null });
     }
     await expect(fetch(metricsUrl)).rejects.toThrow();
+  });
+
+  it('answers only its own address and the names in KEYWARD_METRICS_ALLOWED_HOSTS', async () => {
+    const serve = await startServe(serveEnv({ KEYWARD_METRICS_PORT: '0', KEYWARD_METRICS_ALLOWED_HOSTS: 'scrape.internal' }));
+    try {
+      const { port } = new URL(listeningLine(serve.lines).metrics!);
+      const statusFor = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const outgoing = request({ host: '127.0.0.1', port, path: '/metrics', headers: { host }, agent: false }, (response) => {
+            response.resume();
+            resolve(response.statusCode!);
+          });
+          outgoing.on('error', reject);
+          outgoing.end();
+        });
+      expect(await statusFor(`127.0.0.1:${port}`)).toBe(200);
+      expect(await statusFor('scrape.internal:9464')).toBe(200);
+      expect(await statusFor(`rebind.attacker.example:${port}`)).toBe(421);
+    } finally {
+      await serve.stop();
+    }
   });
 
   it('stops start-up with one line naming KEYWARD_METRICS_PORT when its port is taken', async () => {
