@@ -21,6 +21,10 @@ if (isSupported(process.version)) {
     process.exit(1);
   }
   const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  child.on('error', (error) => {
+    process.stderr.write(`keyward: could not start ${node}: ${error.message}\n`);
+    process.exit(1);
+  });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
     // Die of the same signal, as a shell or a supervisor expects: our forwarding handler goes first.

@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const MINIMUM_NODE = '22.12.0';
@@ -72,16 +72,32 @@ export function fetchNode(version, dir) {
 }
 
 /**
- * Makes npm's scripts run on a supported Node: with `npmNode` (the Node npm itself runs on) too old,
+ * The version of the machine's own Node: the first `node` on PATH outside any node_modules (npm puts
+ * node_modules/.bin first, where our link to the brought Node may already be), or this process's when
+ * there is none.
+ */
+export function systemNodeVersion() {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir || dir.split(/[\\/]/).includes('node_modules')) continue;
+    const node = join(dir, process.platform === 'win32' ? 'node.exe' : 'node');
+    if (!existsSync(node)) continue;
+    const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout?.trim();
+    if (version) return version;
+  }
+  return process.version;
+}
+
+/**
+ * Makes npm's scripts run on a supported Node: with the machine's Node (`systemVersion`) too old,
  * brings BROUGHT_NODE unless it is there already and links it as node_modules/.bin/node; with a
  * supported one, removes a link left by an earlier install so the system's Node is used. Returns what it did.
  */
-export function ensureSupportedNode(projectRoot, npmNodeVersion) {
+export function ensureSupportedNode(projectRoot, systemVersion) {
   const link = join(projectRoot, 'node_modules', '.bin', 'node');
   const dir = broughtNodeDir(projectRoot);
-  if (isSupported(npmNodeVersion)) {
+  if (isSupported(systemVersion)) {
     if (isOurLink(link, dir)) unlinkSync(link);
-    return `Node.js ${npmNodeVersion} is supported; using it`;
+    return `Node.js ${systemVersion} is supported; using it`;
   }
   const current = broughtNode(projectRoot);
   const version = current ? spawnSync(current, ['--version'], { encoding: 'utf8' }).stdout.trim() : null;
@@ -89,7 +105,7 @@ export function ensureSupportedNode(projectRoot, npmNodeVersion) {
   mkdirSync(join(link, '..'), { recursive: true });
   rmSync(link, { force: true });
   symlinkSync(join('..', '.keyward-node', 'bin', 'node'), link);
-  return `Node.js ${npmNodeVersion} is past its end of life and too old for Keyward (${MINIMUM_NODE} or newer): npm's scripts here run on Node.js ${BROUGHT_NODE}, brought into node_modules/.keyward-node`;
+  return `Node.js ${systemVersion} is past its end of life and too old for Keyward (${MINIMUM_NODE} or newer): npm's scripts here run on Node.js ${BROUGHT_NODE}, brought into node_modules/.keyward-node`;
 }
 
 function isOurLink(link, dir) {

@@ -93,8 +93,10 @@ export async function serve(config: Config): Promise<void> {
     await ctx.outbound.close();
     logger.flush();
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  // `on`, not `once`: a second signal (Ctrl-C reaches bin/keyward.js's re-run both directly and as
+  // forwarded; systemd signals the whole group) must not put Node's default back and kill the stop.
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 
   let address: string;
   try {

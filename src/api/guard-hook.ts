@@ -72,7 +72,8 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
       if (returned > 0) log.info({ returned }, 'unspent rate-limit leases given back');
     } catch (error) {
       // Not fatal: what this node held is lost to the key until its window ends, as if it had died.
-      log.warn({ err: error }, 'could not give back unspent rate-limit leases');
+      // The message only: pino's err serializer would add the cause's, which may name the database's host.
+      log.warn({ err: { message: (error as Error).message } }, 'could not give back unspent rate-limit leases');
     }
   };
   return Object.assign(hook, { close });

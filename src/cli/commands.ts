@@ -5,7 +5,7 @@
  * one module per group (`key-commands.ts`, …), which main.ts loads only when one of them is run.
  */
 import type { ServiceContext } from '../services/context.js';
-import { invalid } from '../services/domain-error.js';
+import { UsageError } from './parse-options.js';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -36,18 +36,14 @@ export const list = (value: string | undefined): string[] | undefined =>
         .map((s) => s.trim())
         .filter(Boolean);
 
-/** `grace-seconds` → `graceSeconds`: an option named as a DomainError's field. */
-const camelCase = (option: string): string => option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-
 export const SHOWN_ONCE = 'shown once: store it now, only its hint is kept';
 
 /**
- * A whole-number option; the service that takes it says what range it accepts. A value the option
- * cannot hold is refused like a service's refusal (exit 1), not as a usage mistake (exit 2, which is
- * for an unknown or missing option), with the option's name in camelCase as the field.
+ * A whole-number option; the service that takes it says what range it accepts (a refusal, exit 1).
+ * A value that is no whole number at all is malformed: a usage error (exit 2, CONTRACT 4).
  */
 export function count(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw invalid(camelCase(name), `--${name} must be a whole number`);
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
   return Number(value);
 }

@@ -25,7 +25,8 @@ export function parseOptions(command: { usage: string; options: Record<string, O
   });
   const values: Options = {};
   for (const token of tokens) {
-    if (token.kind === 'positional') throw refuse(`unexpected argument ${JSON.stringify(token.value)}`);
+    // Not repeated: a stray word is often a value typed without its flag, a password among them.
+    if (token.kind === 'positional') throw refuse(`unexpected argument at position ${token.index + 1} (a value goes after its flag)`);
     if (token.kind === 'option-terminator') throw refuse('unexpected --');
     const spec = Object.hasOwn(specs, token.name) ? specs[token.name] : undefined;
     if (!spec) throw refuse(`unknown option ${token.rawName}`);

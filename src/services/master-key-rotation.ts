@@ -88,12 +88,13 @@ class StillInUse extends Error {
  * KEYWARD_OLD_MASTER_KEYS can be dropped. A node still running on an old key may have sealed a value
  * since the count, so the keys are retired first and counted again in the same transaction: from the
  * retirement on, the database refuses every value under them (migrations/013's trigger; on
- * PostgreSQL a write in flight holds its key's row and the retirement waits for its commit, so the
- * second count sees it), and what was written before is in the count. Anything found rolls the
- * retirement back and is left for the next run. How many values remain: 0 once retired.
+ * PostgreSQL a write in flight holds a shared advisory lock that the retirement takes exclusively,
+ * so the retirement waits for its commit and the second count sees it), and what was written before
+ * is in the count. Anything found rolls the retirement back and is left for the next run. How many
+ * values remain: 0 once retired.
  *
- * The second count holds the old keys' rows (PostgreSQL) or the write lock (SQLite) while it reads
- * the sealed columns: writes wait that long, once, at the end of a rotation.
+ * The second count holds that lock (PostgreSQL) or the write lock (SQLite) while it reads the sealed
+ * columns: writes wait that long, once, at the end of a rotation.
  */
 async function retireOldKeys(ctx: ServiceContext, prefix: Buffer): Promise<number> {
   try {

@@ -1,4 +1,5 @@
 /** What a database error means, the same on both engines. */
+import { RETIRED_KEY_REFUSAL } from './migrations/013-retired-master-keys.js';
 
 /** A row refused by a unique key (PostgreSQL's 23505, SQLite's unique or primary-key constraint). */
 export function isUniqueViolation(error: unknown): boolean {
@@ -13,9 +14,7 @@ export function isUniqueViolation(error: unknown): boolean {
  */
 export function isRetiredMasterKeyRefusal(error: unknown): error is Error {
   const code = (error as { code?: unknown } | null)?.code;
-  return (
-    error instanceof Error && (code === 'KWR01' || (code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message.startsWith('sealed under a retired master key')))
-  );
+  return error instanceof Error && (code === 'KWR01' || (code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message === RETIRED_KEY_REFUSAL));
 }
 
 /**

@@ -46,6 +46,9 @@ export class MasterKeysRepository extends Repository {
 
   /** Retires every key but `keyId` that is not retired yet; how many it retired. */
   async retireAllBut(keyId: string, now: string): Promise<number> {
+    // Exclusive against every sealed write's shared lock (migrations/013's trigger): the writes in
+    // flight commit first, and the rest wait for this transaction, then see the retirement.
+    if (this.connections.engine === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('keyward_key_retirement'))`.execute(this.db);
     const result = await this.db
       .updateTable('master_keys')
       .set({ retired_at: now })

@@ -12,7 +12,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript module of the install scripts, without declarations.
-import { BROUGHT_NODE, ensureSupportedNode, isSupported } from '../../scripts/node-runtime.mjs';
+import { BROUGHT_NODE, ensureSupportedNode, isSupported, systemNodeVersion } from '../../scripts/node-runtime.mjs';
 import { PROJECT_ROOT } from '../helpers/cli-process.js';
 
 const run = promisify(execFile);
@@ -115,17 +115,50 @@ describe('ensureSupportedNode (npm install, scripts/prepare.mjs)', () => {
   });
 });
 
+describe('systemNodeVersion', () => {
+  it('is the first node on PATH outside node_modules, where npm links the brought Node', () => {
+    const root = mkdtempSync(join(scratch, 'path-'));
+    const ours = join(root, 'project', 'node_modules', '.bin');
+    const machine = join(root, 'usr', 'bin');
+    for (const [dir, version] of [
+      [ours, 'v24.21.0'],
+      [machine, 'v20.20.2'],
+    ] as const) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'node'), `#!/bin/sh\necho ${version}\n`, { mode: 0o755 });
+    }
+    const path = process.env.PATH;
+    process.env.PATH = [ours, join(root, 'empty'), machine, path].join(delimiter);
+    try {
+      expect(systemNodeVersion()).toBe('v20.20.2');
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+});
+
 describe('the installed project', () => {
-  it('links its own CLI as node_modules/.bin/keyward, which npx runs without building', async () => {
-    expect(realpathSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'keyward'))).toBe(realpathSync(join(PROJECT_ROOT, 'bin', 'keyward.js')));
+  it('runs npx keyward as it is: no build, no change to the project (npm runs prepare for npx too)', async () => {
     const built = statSync(join(PROJECT_ROOT, 'dist', 'cli', 'main.js')).mtimeMs;
+    const link = join(PROJECT_ROOT, 'node_modules', '.bin', 'node');
+    const linkBefore = linkTarget(link);
     const help = await run('npx', ['keyward', '--help'], { cwd: PROJECT_ROOT, timeout: 60_000 });
     expect(help.stdout).toContain('keyward serve');
     expect(statSync(join(PROJECT_ROOT, 'dist', 'cli', 'main.js')).mtimeMs).toBe(built);
+    expect(linkTarget(link)).toBe(linkBefore);
   });
 
-  it('runs npm’s scripts on a supported Node', async () => {
+  it('runs npm’s scripts on a supported Node, also after npx ran (which once took the brought Node away)', async () => {
+    await run('npx', ['keyward', '--help'], { cwd: PROJECT_ROOT, timeout: 60_000 });
     const { stdout } = await run('npm', ['exec', '--', 'node', '--version'], { cwd: PROJECT_ROOT });
     expect(isSupported(stdout.trim())).toBe(true);
   });
 });
+
+function linkTarget(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}

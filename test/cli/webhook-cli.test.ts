@@ -248,7 +248,9 @@ describe.each(ENGINES)('keyward webhook … on %s', (engine) => {
     const [ended, fresh] = await secretRows(some.webhookId);
     expect(Date.parse(ended!.expires_at!) - Date.parse(fresh!.created_at)).toBeLessThanOrEqual(0);
     expectRefused(tooLong, 'the grace period must be 0 to 604800 seconds');
-    expectRefused(notANumber, '--grace-seconds must be a whole number');
+    // Malformed, not out of range: a usage error (CONTRACT 4), exit 2 with the command's usage.
+    expect({ code: notANumber.code, stdout: notANumber.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(notANumber.stderr).toMatch(/^keyward: --grace-seconds must be a whole number\b[^\n]*\n$/);
     expect(await secretRows(some.webhookId)).toHaveLength(2);
     expect(await auditActions(some.webhookId)).toEqual(['webhook.added by cli', 'webhook.secret_rotated by cli']);
   });

@@ -4,7 +4,7 @@
  * checks this table against the route table, so a new form cannot be left out of it or of the fuzz.
  */
 import type { TObject } from '@sinclair/typebox';
-import { RevokeCredentialBody } from '../../src/dashboard/audience-pages.js';
+import { RemoveMemberBody, RevokeCredentialBody } from '../../src/dashboard/audience-pages.js';
 import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
 import { GenerateBody } from '../../src/dashboard/developer-pages.js';
 import { CustomOAuthBody, CustomStaticBody, EnableBody } from '../../src/dashboard/provider-pages.js';
@@ -28,6 +28,7 @@ export const DASHBOARD_POSTS: Record<string, TObject | string> = {
   '/dashboard/servers/:serverId/providers/custom-oauth': CustomOAuthBody,
   '/dashboard/servers/:serverId/providers/custom-static': CustomStaticBody,
   '/dashboard/servers/:serverId/audience/revoke': RevokeCredentialBody,
+  '/dashboard/servers/:serverId/audience/remove': RemoveMemberBody,
   '/dashboard/servers/:serverId/webhooks': AddEndpointBody,
   '/dashboard/servers/:serverId/webhooks/:webhookId/rotate-secret': RotateSecretBody,
   '/dashboard/servers/:serverId/webhooks/:webhookId/remove': BUTTON,

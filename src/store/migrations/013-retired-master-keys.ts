@@ -11,10 +11,11 @@ import type { Engine } from '../connections.js';
  * data (scanning a million sealed values at every start, or counting per key on every write, is what
  * this avoids):
  * - a trigger on every sealed column refuses a value whose key id (bytes 2–9 of the layout-2 value,
- *   see services/vault.ts) names a retired key. On PostgreSQL it reads that key's row FOR SHARE, so a
- *   write and a rotation retiring its key line up: the rotation's UPDATE waits for the write to commit
- *   (and then counts its value), or the write waits for the retirement and is refused. On SQLite every
- *   write transaction already holds the database's one write lock.
+ *   see services/vault.ts) names a retired key. On PostgreSQL it first takes a shared advisory lock
+ *   that a retirement takes exclusively, so a write and a rotation retiring its key line up: the
+ *   retirement waits for the write to commit (and then counts its value), or the write waits for the
+ *   retirement and is refused. On SQLite every write transaction already holds the database's one
+ *   write lock.
  * - a key retired while values were still sealed under it (what the bug left behind) is brought back
  *   into use here, once: start-up then asks for it in KEYWARD_OLD_MASTER_KEYS, and the next rotation
  *   reseals those values and retires it again. This is the one full read of the sealed columns.
@@ -30,7 +31,7 @@ const SEALED = [
   ['webhook_secrets', 'secret'],
 ] as const;
 
-/** What a refused write says; store/errors.ts recognises it by RETIRED_KEY_REFUSAL_MARK. */
+/** What a refused write says; store/errors.ts recognises it by this text (SQLite's trigger gives no code of its own). */
 export const RETIRED_KEY_REFUSAL =
   "sealed under a retired master key: keyward master-key rotate retired this node's KEYWARD_MASTER_KEY; restart it with the current one";
 
@@ -56,9 +57,13 @@ async function createRefusalFunction(db: Kysely<unknown>): Promise<void> {
       if sealed is null or length(sealed) < 9 or get_byte(sealed, 0) <> 2 then
         return new;
       end if;
-      -- FOR SHARE: a rotation retiring this key (an UPDATE of this row) waits for this write's commit.
+      -- Shared with every other write, exclusive for a retirement (master-keys-repository.ts'
+      -- retireAllBut): a retirement waits for the writes in flight to commit, and a write begun
+      -- during one waits for it, then reads the key's row as it is now. An advisory lock lives in
+      -- memory: a row lock (FOR SHARE) would write to master_keys' row on every sealed write.
+      perform pg_advisory_xact_lock_shared(hashtext('keyward_key_retirement'));
       select k.retired_at into retired from master_keys k
-        where k.key_id = encode(substring(sealed from 2 for 8), 'hex') for share;
+        where k.key_id = encode(substring(sealed from 2 for 8), 'hex');
       if retired is not null then
         raise exception using errcode = 'KWR01', message = ${sql.lit(RETIRED_KEY_REFUSAL)};
       end if;
