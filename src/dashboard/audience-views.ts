@@ -119,31 +119,52 @@ function revokeConsequence(credential: CredentialSummary, providerName: string):
     : `Keyward erases the stored values. Nothing is sent to ${providerName}: the values stay valid there until they are revoked at ${providerName}.`;
 }
 
-/** "Revoke credential", confirmed by a POST form. The page's title is its one heading. */
-export function revokePage(context: PageContext, server: AccountServer, externalUserId: string, credential: CredentialSummary, providerName: string): string {
+/**
+ * An Audience confirmation page: the question, then a POST form to `/{action}` carrying the named
+ * member (and `provider`, where one is named) with the danger button and Cancel. The page's title is
+ * its one heading.
+ */
+function confirmationPage(
+  context: PageContext,
+  server: AccountServer,
+  page: { title: string; question: SafeHtml; action: 'revoke' | 'remove'; button: string; externalUserId: string; provider?: string },
+): string {
   const body = html`<section class="panel" aria-label="Confirm">
-<p>Revoke the ${providerName} credential of ${externalUserId}? ${revokeConsequence(credential, providerName)}</p>
-<form method="post" action="${audienceUrl(server)}/revoke">
+<p>${page.question}</p>
+<form method="post" action="${audienceUrl(server)}/${page.action}">
 ${csrfField(context.csrf)}
-<input type="hidden" name="externalUserId" value="${externalUserId}">
-<input type="hidden" name="provider" value="${credential.provider}">
-<div class="form-actions"><button type="submit" class="danger">Revoke</button><a href="${audienceUrl(server)}">Cancel</a></div>
+<input type="hidden" name="externalUserId" value="${page.externalUserId}">
+${
+  page.provider === undefined
+    ? ''
+    : html`<input type="hidden" name="provider" value="${page.provider}">
+`
+}<div class="form-actions"><button type="submit" class="danger">${page.button}</button><a href="${audienceUrl(server)}">Cancel</a></div>
 </form>
 </section>`;
   const crumbs = serverCrumbs(server, { label: 'Audience', href: audienceUrl(server) });
-  return dashboardPage(context, { title: 'Revoke credential', section: 'servers', body, breadcrumbs: crumbs });
+  return dashboardPage(context, { title: page.title, section: 'servers', body, breadcrumbs: crumbs });
+}
+
+/** "Revoke credential", confirmed by a POST form. */
+export function revokePage(context: PageContext, server: AccountServer, externalUserId: string, credential: CredentialSummary, providerName: string): string {
+  return confirmationPage(context, server, {
+    title: 'Revoke credential',
+    question: html`Revoke the ${providerName} credential of ${externalUserId}? ${revokeConsequence(credential, providerName)}`,
+    action: 'revoke',
+    button: 'Revoke',
+    externalUserId,
+    provider: credential.provider,
+  });
 }
 
 /** "Remove end user", for a member with no credentials, confirmed by a POST form. */
 export function removeMemberPage(context: PageContext, server: AccountServer, externalUserId: string): string {
-  const body = html`<section class="panel" aria-label="Confirm">
-<p>Remove ${externalUserId} from the audience of ${server.name}? They have no credentials. Keyward deletes the end user and cancels their pending connection links; nothing is sent to any provider.</p>
-<form method="post" action="${audienceUrl(server)}/remove">
-${csrfField(context.csrf)}
-<input type="hidden" name="externalUserId" value="${externalUserId}">
-<div class="form-actions"><button type="submit" class="danger">Remove</button><a href="${audienceUrl(server)}">Cancel</a></div>
-</form>
-</section>`;
-  const crumbs = serverCrumbs(server, { label: 'Audience', href: audienceUrl(server) });
-  return dashboardPage(context, { title: 'Remove end user', section: 'servers', body, breadcrumbs: crumbs });
+  return confirmationPage(context, server, {
+    title: 'Remove end user',
+    question: html`Remove ${externalUserId} from the audience of ${server.name}? They have no credentials. Keyward deletes the end user and cancels their pending connection links; nothing is sent to any provider.`,
+    action: 'remove',
+    button: 'Remove',
+    externalUserId,
+  });
 }
