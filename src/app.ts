@@ -115,7 +115,6 @@ export async function buildApp(options: AppOptions) {
   // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its
   // decorations live here rather than in the API's scope.
   app.decorateRequest('auth', null);
-  app.decorateRequest('recheckAuth', null);
   // A node that stops gives back the rate-limit quota it leased and did not spend.
   app.addHook('onClose', async (instance) => guard.close(instance.log));
 

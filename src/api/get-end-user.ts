@@ -1,16 +1,19 @@
 /** GET /v1/end-users/{externalUserId}: one member with the secrets of each credential (CONTRACT 2.6). */
 import { Type } from '@sinclair/typebox';
-import { getMember } from '../services/audience.js';
+import { openMember, readMember } from '../services/audience.js';
 import type { ServiceContext } from '../services/context.js';
+import type { GuardHook } from './guard-hook.js';
 import { AudienceMemberWithSecrets, ExternalUserId, GUARD_STATUSES, problemResponses } from './schemas.js';
 import { type ApiInstance, authOf } from './types.js';
 
-export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
+const PATH = '/end-users/:externalUserId';
+
+export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext, guard: GuardHook) {
+  // The member read returns the auth version: the guard's judgement of the keys is confirmed by it.
+  guard.leaveVersionToHandler(`${app.prefix}${PATH}`);
   app.get(
-    '/end-users/:externalUserId',
+    PATH,
     {
-      // The member read returns the auth version; the guard's judgement of the keys is confirmed by it.
-      config: { authVersionCheckedByHandler: true },
       schema: {
         summary: "Read one end user's credentials",
         tags: ['end users'],
@@ -28,12 +31,11 @@ export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
     },
     async (request) => {
       const auth = authOf(request);
+      const read = await readMember(ctx, auth.serverId, request.params.externalUserId);
       // Where a key, a server key or the server changed after this node last read the auth version,
-      // the keys are judged again on fresh rows before the read is answered (throws the refusal).
-      const confirmAuth = async (authVersion: string) => {
-        if (authVersion !== auth.authVersion) await request.recheckAuth!();
-      };
-      return getMember(ctx, auth.serverId, request.params.externalUserId, request.query.minValiditySeconds ?? 60, confirmAuth);
+      // the keys are judged again on fresh rows before anything is answered or refreshed.
+      await guard.confirm(request, read.authVersion);
+      return openMember(ctx, read, request.params.externalUserId, request.query.minValiditySeconds ?? 60);
     },
   );
 }

@@ -14,6 +14,19 @@ import type { ServiceContext } from '../services/context.js';
 
 export interface GuardHook {
   (request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /**
+   * For a read-only route whose own statement returns the auth version (GET /v1/end-users/{id}): the
+   * guard judges the keys under the last version this node saw, without a statement of its own, and
+   * the handler calls `confirm` with the version its read returned before it acts. `url` is the route
+   * as the router names it (with the /v1 prefix).
+   */
+  leaveVersionToHandler(url: string): void;
+  /**
+   * Where the version the handler's read returned differs from the one the keys were judged under,
+   * the guard's steps 8–14 again, on keys read afresh; throws the refusal, counted per address like
+   * any failed authentication.
+   */
+  confirm(request: FastifyRequest, authVersion: string): Promise<void>;
   /** Gives back this node's unspent rate-limit leases, so other nodes can use them (the app's onClose). */
   close(log: FastifyBaseLogger): Promise<void>;
 }
@@ -23,18 +36,17 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
   const failures = new AddressLimit(limits.failuresPerAddress);
   const guard = new ManagementGuard(ctx, keyLimits);
   const policy = `"default";q=${limits.perKey};w=60`;
+  const versionReadByHandler = new Set<string>();
+  const presentedOf = (request: FastifyRequest) => ({ method: request.method, headers: request.headers, rawHeaders: request.raw.rawHeaders });
 
   const hook = async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('ratelimit-policy', policy);
     try {
-      const presented = { method: request.method, headers: request.headers, rawHeaders: request.raw.rawHeaders };
-      const authVersion = request.routeOptions.config.authVersionCheckedByHandler ? 'by-handler' : 'here';
-      const { auth, rateLimit } = await guard.check(presented, { authVersion });
+      const presented = presentedOf(request);
+      const byHandler = request.routeOptions.url !== undefined && versionReadByHandler.has(request.routeOptions.url);
+      const { auth, rateLimit } =
+        (byHandler && guard.admitFromMemory(presented)) || (await guard.check(presented, { authVersion: byHandler ? 'by-handler' : 'here' }));
       request.auth = auth;
-      if (authVersion === 'by-handler') {
-        // A refusal there is a failed authentication like any other: counted per address.
-        request.recheckAuth = () => guard.recheck(presented).catch((refusal: unknown) => Promise.reject(told(countedFailure(request, refusal))));
-      }
       reply.header('ratelimit', `"default";r=${rateLimit.remaining};t=${rateLimit.resetSeconds}`);
     } catch (error) {
       if (!(error instanceof Problem)) throw error;
@@ -66,6 +78,20 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
     });
   };
 
+  const confirm = async (request: FastifyRequest, authVersion: string) => {
+    if (authVersion === request.auth?.authVersion) return;
+    try {
+      await guard.recheck(presentedOf(request));
+    } catch (refusal) {
+      // A refusal here is a failed authentication like any other: counted per address.
+      throw told(countedFailure(request, refusal));
+    }
+  };
+
+  const leaveVersionToHandler = (url: string) => {
+    versionReadByHandler.add(url);
+  };
+
   const close = async (log: FastifyBaseLogger) => {
     try {
       const returned = await keyLimits.close();
@@ -76,5 +102,5 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
       log.warn({ err: { message: (error as Error).message } }, 'could not give back unspent rate-limit leases');
     }
   };
-  return Object.assign(hook, { close });
+  return Object.assign(hook, { leaveVersionToHandler, confirm, close });
 }

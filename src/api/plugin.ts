@@ -39,6 +39,6 @@ export async function apiPlugin(v1: ApiInstance, options: { ctx: ServiceContext;
   registerOAuthStart(v1, ctx);
   registerConnectStatic(v1, ctx);
   registerListEndUsers(v1, ctx);
-  registerGetEndUser(v1, ctx);
+  registerGetEndUser(v1, ctx, options.guard);
   registerDeleteEndUser(v1, ctx);
 }

@@ -9,18 +9,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the management guard on every /v1 request that passed it. */
     auth: AuthContext | null;
-    /**
-     * On a route whose handler checks the auth version itself (`authVersionCheckedByHandler`): the
-     * guard's steps 8–14 again, on keys read afresh; throws the refusal.
-     */
-    recheckAuth: (() => Promise<AuthContext>) | null;
-  }
-  interface FastifyContextConfig {
-    /**
-     * The route's own read returns the auth version, and the handler compares it with the version the
-     * guard judged the keys under before acting (ManagementGuard.check): read-only routes only.
-     */
-    authVersionCheckedByHandler?: boolean;
   }
 }
 

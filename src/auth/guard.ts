@@ -1,14 +1,15 @@
 /**
  * The management-API guard: the fifteen steps of CONTRACT 2.1, in order, first failure wins. Steps 1–7
  * read only the request; 8–14 take the keys from memory while the auth version (one row, read here or
- * by the route's own statement) holds (store/auth-lookups.ts); 15 spends the key's share of its rate
- * limit.
+ * by the route's own statement) holds (key-cache.ts); 15 spends the key's share of its rate limit.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { type ErrorCode, Problem } from '../errors.js';
 import { hasKeyShape, isWellFormedKey, KEY_PREFIX, keyDigest } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
-import { recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
+import { recordBrowserExposure, touchAccountKey, touchIsDue } from '../services/key-lookup.js';
+import type { AccountKeyLookup, ServerKeyLookup } from '../store/auth-lookups.js';
+import { KeyCache } from './key-cache.js';
 import type { KeyQuota } from './key-quota.js';
 import type { WindowState } from './rate-limit.js';
 
@@ -16,7 +17,7 @@ export interface AuthContext {
   accountId: string;
   accountKeyId: string;
   serverId: string;
-  /** The auth version the keys were judged under (store/auth-lookups.ts). */
+  /** The auth version the keys were judged under (key-cache.ts). */
   authVersion: string;
 }
 
@@ -76,11 +77,123 @@ function cleanOrigin(origin: string): string {
   return origin.replace(/[^\x21-\x7e]/g, '').slice(0, 200) || 'unknown';
 }
 
+/** Steps 2–7: the two keys as presented, well-formed, or the refusal (thrown). Reads only the request. */
+function presentedKeys(request: GuardRequest): { token: string; serviceKey: string } {
+  const { headers } = request;
+  const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
+  const serviceKeyHeader = headers['x-service-key'];
+  const serviceKey = typeof serviceKeyHeader === 'string' ? serviceKeyHeader.trim() : '';
+  // 2.
+  if (countHeader(request.rawHeaders, 'authorization') > 1 || countHeader(request.rawHeaders, 'x-service-key') > 1) {
+    throw new Problem('duplicate_header', 'Send Authorization and x-service-key once each.');
+  }
+  // 3.
+  const token = bearerToken(authorization);
+  if (token === null) throw refuse('account_key_missing', missingBearerDetail(authorization));
+  // 4.
+  if (hasKeyShape('server', token) || hasKeyShape('account', serviceKey)) {
+    throw refuse(
+      'keys_swapped',
+      "The keys are in each other's headers: Authorization: Bearer takes the account API key (service_acct_…), x-service-key takes the server API key (service_srv_…).",
+    );
+  }
+  // 5.
+  if (!isWellFormedKey('account', token)) {
+    throw refuse('account_key_malformed', 'The Bearer value is not an account API key (service_acct_ followed by 72 hex characters with a valid checksum).');
+  }
+  // 6.
+  if (!serviceKey) {
+    throw refuse('service_key_missing', 'Send the server API key of the server you act on in the x-service-key header.');
+  }
+  // 7.
+  if (!isWellFormedKey('server', serviceKey)) {
+    throw refuse(
+      'service_key_malformed',
+      'The x-service-key value is not a server API key (service_srv_ followed by 72 hex characters with a valid checksum).',
+    );
+  }
+  return { token, serviceKey };
+}
+
+/** Steps 8–10 on the account key found (or not) by the Bearer value's digest. */
+function judgeAccountKey(accountKey: AccountKeyLookup | undefined, nowIso: string): AccountKeyLookup {
+  if (!accountKey) throw refuse('account_key_invalid', `No account API key matches the Bearer value. ${ACCOUNT_KEYS_PAGE}`);
+  if (accountKey.revoked_at) {
+    throw refuse('account_key_revoked', `This account API key (${accountKey.hint}) was revoked on ${accountKey.revoked_at}. ${ACCOUNT_KEYS_PAGE}`);
+  }
+  if (accountKey.expires_at && accountKey.expires_at <= nowIso) {
+    throw refuse('account_key_expired', `This account API key (${accountKey.hint}) expired on ${accountKey.expires_at}. ${ACCOUNT_KEYS_PAGE}`);
+  }
+  return accountKey;
+}
+
+/** Steps 11–14 on the server key found (or not) by x-service-key's digest, against the account key's account. */
+function judgeServerKey(serverKey: ServerKeyLookup | undefined, accountKey: AccountKeyLookup, nowIso: string, version: string): AuthContext {
+  // 11–12.
+  if (!serverKey)
+    throw refuse(
+      'service_key_invalid',
+      "No server API key matches the x-service-key value. The server's page in the dashboard shows its key hint and can rotate it.",
+    );
+  if (serverKey.expires_at && serverKey.expires_at <= nowIso) {
+    throw refuse(
+      'service_key_revoked',
+      `This server API key (${serverKey.hint}) was rotated out and its grace period ended on ${serverKey.expires_at}. Use the server's current key.`,
+    );
+  }
+  // 13–14.
+  if (serverKey.account_id !== accountKey.account_id) {
+    throw new Problem('server_access_denied', 'The server named by x-service-key belongs to another account than the account API key.');
+  }
+  if (serverKey.mode !== 'business') {
+    throw new Problem(
+      'server_not_business_mode',
+      'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.',
+    );
+  }
+  return { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id, authVersion: version };
+}
+
 export class ManagementGuard {
+  readonly #keys: KeyCache;
+
   constructor(
     private readonly ctx: ServiceContext,
     private readonly keyLimits: KeyQuota,
-  ) {}
+  ) {
+    this.#keys = new KeyCache(ctx.store.authLookups);
+  }
+
+  /**
+   * The fifteen steps for a read-only route whose own statement returns the auth version (GET
+   * /v1/end-users/{id}), answered synchronously from memory: the keys as judged under the last version
+   * this node saw, the rate limit from this node's lease, and no lastUsedAt due. That is every request
+   * of a busy key; a promise per step cost more than the steps themselves. Null wherever any step would
+   * need I/O or refuses: check() then takes the same steps the long way (a refusal is never answered
+   * from here, so one that a change lifted, or makes an earlier step's, is judged on fresh rows). The
+   * handler confirms the version its read returned before it acts (confirm in api/guard-hook.ts).
+   */
+  admitFromMemory(request: GuardRequest): GuardResult | null {
+    const version = this.#keys.knownVersion;
+    if (version === null || request.headers.origin !== undefined || request.method === 'OPTIONS') return null;
+    const now = this.ctx.clock.now();
+    let auth: AuthContext;
+    let accountKey: AccountKeyLookup;
+    try {
+      const { token, serviceKey } = presentedKeys(request);
+      const nowIso = now.toISOString();
+      accountKey = judgeAccountKey(this.#keys.cachedAccountKey(keyDigest(token), version), nowIso);
+      const serverKey = this.#keys.cachedServerKey(keyDigest(serviceKey), version);
+      if (!serverKey) return null;
+      auth = judgeServerKey(serverKey, accountKey, nowIso, version);
+    } catch (error) {
+      if (error instanceof Problem) return null;
+      throw error;
+    }
+    if (touchIsDue(accountKey, now)) return null;
+    const rateLimit = this.keyLimits.takeFromMemory(accountKey.id, now);
+    return rateLimit && { auth, rateLimit };
+  }
 
   /**
    * The fifteen steps. `authVersion: 'by-handler'` is for a read-only route whose own statement
@@ -93,8 +206,7 @@ export class ManagementGuard {
    */
   async check(request: GuardRequest, options: { authVersion: 'here' | 'by-handler' } = { authVersion: 'here' }): Promise<GuardResult> {
     const { token, serviceKey } = await this.#presented(request);
-    const lookups = this.ctx.store.authLookups;
-    const known = options.authVersion === 'by-handler' ? lookups.knownVersion : null;
+    const known = options.authVersion === 'by-handler' ? this.#keys.knownVersion : null;
     if (known !== null) {
       try {
         return await this.#admit(token, serviceKey, known);
@@ -102,7 +214,7 @@ export class ManagementGuard {
         if (!(error instanceof Problem)) throw error;
       }
     }
-    return this.#admit(token, serviceKey, await lookups.sync());
+    return this.#admit(token, serviceKey, await this.#keys.sync());
   }
 
   /** Steps 8–15 under `version`, then lastUsedAt. */
@@ -130,21 +242,17 @@ export class ManagementGuard {
    */
   async recheck(request: GuardRequest): Promise<AuthContext> {
     const { token, serviceKey } = await this.#presented(request);
-    const version = await this.ctx.store.authLookups.sync();
+    const version = await this.#keys.sync();
     return (await this.#judge(token, serviceKey, version, this.ctx.clock.now())).auth;
   }
 
   /** Steps 1–7: the two keys as presented, well-formed, or the refusal. No I/O but the exposure record of step 1. */
   async #presented(request: GuardRequest): Promise<{ token: string; serviceKey: string }> {
     const { headers } = request;
-    const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
-    const serviceKeyHeader = headers['x-service-key'];
-    const serviceKey = typeof serviceKeyHeader === 'string' ? serviceKeyHeader.trim() : '';
-
     // 1. Browsers send Origin (and preflight with OPTIONS); account keys must never live in one.
     const origin = headers.origin;
     if (origin !== undefined || request.method === 'OPTIONS') {
-      const token = bearerToken(authorization);
+      const token = bearerToken(typeof headers.authorization === 'string' ? headers.authorization : undefined);
       if (origin !== undefined && token && isWellFormedKey('account', token)) {
         await recordBrowserExposure(this.ctx, keyDigest(token), cleanOrigin(String(origin)), this.ctx.clock.now());
       }
@@ -153,75 +261,15 @@ export class ManagementGuard {
         'The management API is for backends only: account API keys must never be sent from a browser or a mobile app. Call Keyward from your server.',
       );
     }
-    // 2.
-    if (countHeader(request.rawHeaders, 'authorization') > 1 || countHeader(request.rawHeaders, 'x-service-key') > 1) {
-      throw new Problem('duplicate_header', 'Send Authorization and x-service-key once each.');
-    }
-    // 3.
-    const token = bearerToken(authorization);
-    if (token === null) throw refuse('account_key_missing', missingBearerDetail(authorization));
-    // 4.
-    if (hasKeyShape('server', token) || hasKeyShape('account', serviceKey)) {
-      throw refuse(
-        'keys_swapped',
-        "The keys are in each other's headers: Authorization: Bearer takes the account API key (service_acct_…), x-service-key takes the server API key (service_srv_…).",
-      );
-    }
-    // 5.
-    if (!isWellFormedKey('account', token)) {
-      throw refuse('account_key_malformed', 'The Bearer value is not an account API key (service_acct_ followed by 72 hex characters with a valid checksum).');
-    }
-    // 6.
-    if (!serviceKey) {
-      throw refuse('service_key_missing', 'Send the server API key of the server you act on in the x-service-key header.');
-    }
-    // 7.
-    if (!isWellFormedKey('server', serviceKey)) {
-      throw refuse(
-        'service_key_malformed',
-        'The x-service-key value is not a server API key (service_srv_ followed by 72 hex characters with a valid checksum).',
-      );
-    }
-    return { token, serviceKey };
+    return presentedKeys(request);
   }
 
   /** Steps 8–14 on the keys as known under `version` (from memory while it holds). */
   async #judge(token: string, serviceKey: string, version: string, now: Date) {
     const nowIso = now.toISOString();
-    const lookups = this.ctx.store.authLookups;
     // 8–10.
-    const accountKey = await lookups.accountKey(keyDigest(token), version);
-    if (!accountKey) throw refuse('account_key_invalid', `No account API key matches the Bearer value. ${ACCOUNT_KEYS_PAGE}`);
-    if (accountKey.revoked_at) {
-      throw refuse('account_key_revoked', `This account API key (${accountKey.hint}) was revoked on ${accountKey.revoked_at}. ${ACCOUNT_KEYS_PAGE}`);
-    }
-    if (accountKey.expires_at && accountKey.expires_at <= nowIso) {
-      throw refuse('account_key_expired', `This account API key (${accountKey.hint}) expired on ${accountKey.expires_at}. ${ACCOUNT_KEYS_PAGE}`);
-    }
-    // 11–12.
-    const serverKey = await lookups.serverKey(keyDigest(serviceKey), version);
-    if (!serverKey)
-      throw refuse(
-        'service_key_invalid',
-        "No server API key matches the x-service-key value. The server's page in the dashboard shows its key hint and can rotate it.",
-      );
-    if (serverKey.expires_at && serverKey.expires_at <= nowIso) {
-      throw refuse(
-        'service_key_revoked',
-        `This server API key (${serverKey.hint}) was rotated out and its grace period ended on ${serverKey.expires_at}. Use the server's current key.`,
-      );
-    }
-    // 13–14.
-    if (serverKey.account_id !== accountKey.account_id) {
-      throw new Problem('server_access_denied', 'The server named by x-service-key belongs to another account than the account API key.');
-    }
-    if (serverKey.mode !== 'business') {
-      throw new Problem(
-        'server_not_business_mode',
-        'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.',
-      );
-    }
-    const auth: AuthContext = { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id, authVersion: version };
+    const accountKey = judgeAccountKey(await this.#keys.accountKey(keyDigest(token), version), nowIso);
+    const auth = judgeServerKey(await this.#keys.serverKey(keyDigest(serviceKey), version), accountKey, nowIso, version);
     return { accountKey, auth };
   }
 }

@@ -1,7 +1,7 @@
 /** The audience of a business-mode server: list (keyset pages), read one member with secrets, revoke. */
 import { iso } from '../clock.js';
 import { sameText } from '../digest.js';
-import type { CredentialSummaryRow } from '../store/audience-repository.js';
+import type { CredentialSummaryRow, MemberWithCredentials } from '../store/audience-repository.js';
 import { recordAudit } from './audit.js';
 import type { Actor, ServiceContext } from './context.js';
 import { openCredentialSecret } from './credentials.js';
@@ -143,21 +143,27 @@ function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): Cre
   return credential;
 }
 
+/** The member read (store/audience-repository.ts), and when it began: a refresh attempt after that is its answer too. */
+export interface MemberRead extends MemberWithCredentials {
+  since: string;
+}
+
 /**
- * One member with every credential's secrets, OAuth tokens refreshed first where they expire within
- * `minValiditySeconds`. `confirmAuth` is called with the auth version the read returned before
- * anything else happens (no answer, no refresh): it throws where the caller may no longer act.
+ * One member and its credentials as stored, in one statement, with the auth version for the caller
+ * to confirm the keys by (api/get-end-user.ts) before openMember answers or refreshes anything.
  */
-export async function getMember(
+export async function readMember(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<MemberRead> {
+  const since = iso(ctx.clock.now());
+  return { since, ...(await ctx.store.audience.memberWithCredentials(serverId, externalUserId)) };
+}
+
+/** The member read with every credential's secrets, OAuth tokens refreshed first where they expire within `minValiditySeconds`. */
+export async function openMember(
   ctx: ServiceContext,
-  serverId: string,
+  { since, member, credentials }: MemberRead,
   externalUserId: string,
   minValiditySeconds: number,
-  confirmAuth: (authVersion: string) => Promise<void>,
 ): Promise<AudienceMemberView<CredentialWithSecrets>> {
-  const since = iso(ctx.clock.now());
-  const { authVersion, member, credentials } = await ctx.store.audience.memberWithCredentials(serverId, externalUserId);
-  await confirmAuth(authVersion);
   if (!member) throw notFound();
   const read = await Promise.all(credentials.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {

@@ -37,6 +37,13 @@ export type RefreshOutcome = Pick<
  */
 export type PagePlan = 'walk' | 'prefix-range';
 
+/** What GET /v1/end-users/{id} reads: the auth version, and the member (if any) with its credentials. */
+export interface MemberWithCredentials {
+  authVersion: string;
+  member: { id: string; created_at: string; updated_at: string } | undefined;
+  credentials: Credential[];
+}
+
 export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
 
@@ -60,9 +67,9 @@ export class AudienceRepository extends Repository {
    * The read of GET /v1/end-users/{id}, in one statement on the per-request reader (see
    * Connections.reader): the member (undefined where the server has none of that id), every credential
    * of it, and the auth version, so that the guard's judgement of the keys is confirmed by the same
-   * read (ManagementGuard.check) instead of a statement of its own.
+   * read (api/get-end-user.ts) instead of a statement of its own.
    */
-  async memberWithCredentials(serverId: string, externalUserId: string) {
+  async memberWithCredentials(serverId: string, externalUserId: string): Promise<MemberWithCredentials> {
     const rows = await this.#memberWithCredentials(serverId, externalUserId);
     const first = rows[0]!;
     const authVersion = String(first.auth_version);

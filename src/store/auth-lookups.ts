@@ -1,19 +1,12 @@
 /**
- * What the management guard reads and writes per request, with the key lookups answered from memory.
- *
- * Each node keeps the account keys and server keys it has seen, by digest, and reads the auth version
- * (one row, one prepared statement) once per request: every change that can refuse a key bumps that
- * version in its own transaction (migration 007's triggers), so a request that starts after a
- * revocation, a rotation or a mode change commits, on any node, finds a new version, empties the cache
- * and reads the keys afresh. Expiry needs no version: the guard compares the cached expiresAt with
- * the clock on every request. Unknown digests are not cached: a guess costs one indexed read, and the
- * per-address failure limit bounds how many a client makes.
+ * What the management guard reads and writes per request: the auth version (one row), the keys by
+ * digest, and the guarded writes of lastUsedAt and a browser exposure. The guard keeps the keys it
+ * read in memory while the version holds (auth/key-cache.ts).
  *
  * The reads run on the per-request reader (Connections.reader); the writes are guarded UPDATEs, at
  * most once a minute per key.
  */
 
-import { InsertionOrderedMap } from '../insertion-ordered-map.js';
 import type { Connections } from './connections.js';
 import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
@@ -36,21 +29,7 @@ export interface ServerKeyLookup {
   mode: 'business' | 'personal';
 }
 
-/** Keys kept per kind; past this the oldest entry goes (a miss then costs one indexed read). */
-const MAX_CACHED_KEYS = 10_000;
-
-/** At most MAX_CACHED_KEYS entries: setting one more drops the oldest. */
-class BoundedMap<V> extends InsertionOrderedMap<V> {
-  override set(key: string, value: V): void {
-    if (this.size >= MAX_CACHED_KEYS && this.get(key) === undefined) this.delete(this.oldest()![0]);
-    super.set(key, value);
-  }
-}
-
 export class AuthLookups extends Repository {
-  #version: string | null = null;
-  readonly #accountKeys = new BoundedMap<AccountKeyLookup>();
-  readonly #serverKeys = new BoundedMap<ServerKeyLookup>();
   /** The guard's key lookups that went to the database since start (what a test checks the cache by). */
   misses = 0;
   readonly #readVersion;
@@ -73,61 +52,29 @@ export class AuthLookups extends Repository {
     );
   }
 
-  /** The auth version this node last read (null before the first request). */
-  get knownVersion(): string | null {
-    return this.#version;
-  }
-
-  /**
-   * A version read by sync: a newer one empties the cache. Only forward: reads that finish out of
-   * order must not bring back an older version. (The member read of GET /v1/end-users/{id} returns the
-   * version too; where it differs, the guard's recheck comes here through sync.)
-   */
-  #observe(version: string): void {
-    if (this.#version === null || BigInt(version) > BigInt(this.#version)) this.#reset(version);
-  }
-
-  /**
-   * Called once per request before any cached lookup. Returns the version the request runs under
-   * (text: PostgreSQL's bigint arrives as a string, SQLite's as a number). A lookup that misses caches
-   * its row only if no newer version was seen meanwhile, so a row read before a change can never
-   * outlive the change in the cache.
-   */
-  async sync(): Promise<string> {
+  /** The auth version (text: PostgreSQL's bigint arrives as a string, SQLite's as a number). */
+  async authVersion(): Promise<string> {
     const [row] = await this.#readVersion();
-    const version = String(row!.version);
-    this.#observe(version);
-    return version;
+    return String(row!.version);
   }
 
-  #reset(version: string) {
-    this.#accountKeys.clear();
-    this.#serverKeys.clear();
-    this.#version = version;
+  /** The account key with this digest, for the guard (counted: its cache missed). */
+  async guardAccountKey(digest: string): Promise<AccountKeyLookup | undefined> {
+    this.misses += 1;
+    const [row] = await this.#accountKeyByDigest(digest);
+    return row;
   }
 
-  /** The account key with this digest, from memory while `version` (from sync) holds. */
-  accountKey(digest: string, version: string): Promise<AccountKeyLookup | undefined> {
-    return this.#cached(this.#accountKeys, digest, version, this.#accountKeyByDigest);
-  }
-
-  /** The server key with this digest and its server, from memory while `version` (from sync) holds. */
-  serverKey(digest: string, version: string): Promise<ServerKeyLookup | undefined> {
-    return this.#cached(this.#serverKeys, digest, version, this.#serverKeyByDigest);
+  /** The server key with this digest and its server, for the guard (counted: its cache missed). */
+  async guardServerKey(digest: string): Promise<ServerKeyLookup | undefined> {
+    this.misses += 1;
+    const [row] = await this.#serverKeyByDigest(digest);
+    return row;
   }
 
   /** The account key with this digest, from the database (the browser-exposure record, outside the guard's path). */
   async accountKeyByDigest(digest: string): Promise<AccountKeyLookup | undefined> {
     const [row] = await this.#accountKeyByDigest(digest);
-    return row;
-  }
-
-  async #cached<Row>(cache: BoundedMap<Row>, digest: string, version: string, read: (digest: string) => Promise<Row[]>): Promise<Row | undefined> {
-    const cached = cache.get(digest);
-    if (cached) return cached;
-    this.misses += 1;
-    const [row] = await read(digest);
-    if (row && version === this.#version) cache.set(digest, row);
     return row;
   }
 
