@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { expect } from 'vitest';
-import { addSeconds, iso } from '../../src/clock.js';
+import { addSeconds, iso } from '../../src/primitives/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { rotateServerKey } from '../../src/services/servers.js';
-import { addWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
-import { recordEvent } from '../../src/services/webhook-events.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { rotateServerKey } from '../../src/services/servers/servers.js';
+import { addWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhooks/webhook-endpoints.js';
+import { recordEvent } from '../../src/services/webhooks/webhook-events.js';
 import type { Database } from '../../src/store/schema.js';
 import type { Engine } from '../../src/store/store.js';
 import { createForm } from '../helpers/form-session.js';

@@ -1,11 +1,11 @@
 /**
- * Which node runs the sweeps (services/sweeps.ts): on PostgreSQL one node at a time, a second one
+ * Which node runs the sweeps (services/retention/sweeps.ts): on PostgreSQL one node at a time, a second one
  * skipping its run while the first sweeps; and `keyward serve` on its own, soon after it starts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addSeconds } from '../../src/clock.js';
-import { runSweeps, type Sweep, standardSweeps } from '../../src/services/sweeps.js';
+import { addSeconds } from '../../src/primitives/clock.js';
+import { runSweeps, type Sweep, standardSweeps } from '../../src/services/retention/sweeps.js';
 import { cliEnv, startServe } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startSecondNode, type TestApp } from '../helpers/test-app.js';

@@ -1,5 +1,5 @@
 /**
- * The sweeps of tables that only grow (services/sweeps.ts), on both engines: a run as of a TestClock
+ * The sweeps of tables that only grow (services/retention/sweeps.ts), on both engines: a run as of a TestClock
  * deletes exactly the rows past their retention, in bounded batches; what users meet (a used form
  * link, a rotated-out key) keeps its answer until its row goes. Which node runs them:
  * sweeps-nodes.test.ts.
@@ -8,10 +8,16 @@
  * with other ids and times: each kind gets rows one second on each side of its boundary.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addSeconds, iso } from '../../src/clock.js';
+import { addSeconds, iso } from '../../src/primitives/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { rotateServerKey } from '../../src/services/servers.js';
-import { ENDED_LINK_KEEP_SECONDS, ROTATED_KEY_KEEP_SECONDS, runSweeps, standardSweeps, WEBHOOK_HISTORY_KEEP_SECONDS } from '../../src/services/sweeps.js';
+import {
+  ENDED_LINK_KEEP_SECONDS,
+  ROTATED_KEY_KEEP_SECONDS,
+  runSweeps,
+  standardSweeps,
+  WEBHOOK_HISTORY_KEEP_SECONDS,
+} from '../../src/services/retention/sweeps.js';
+import { rotateServerKey } from '../../src/services/servers/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, readEndUser } from '../helpers/form-session.js';
 import { connectStatic, formPath } from '../helpers/hosted-form.js';
