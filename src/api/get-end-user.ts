@@ -1,10 +1,10 @@
 /** GET /v1/end-users/{externalUserId}: one member with the secrets of each credential (CONTRACT 2.6). */
 import { Type } from '@sinclair/typebox';
-import { openMember, readMember } from '../services/audience.js';
+import { openMember, readMember } from '../services/audience/members.js';
 import type { ServiceContext } from '../services/context.js';
+import { type ApiInstance, authOf } from './api-instance.js';
 import type { GuardHook } from './guard-hook.js';
 import { AudienceMemberWithSecrets, ExternalUserId, GUARD_STATUSES, problemResponses } from './schemas.js';
-import { type ApiInstance, authOf } from './types.js';
 
 const PATH = '/end-users/:externalUserId';
 

@@ -4,11 +4,11 @@
  * by the route's own statement) holds (key-cache.ts); 15 spends the key's share of its rate limit.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type ErrorCode, Problem } from '../errors.js';
-import { hasKeyShape, isWellFormedKey, KEY_PREFIX, keyDigest } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
-import { recordBrowserExposure, touchAccountKey, touchIsDue } from '../services/key-lookup.js';
+import { hasKeyShape, isWellFormedKey, KEY_PREFIX, keyDigest } from '../services/keys/key-format.js';
+import { recordBrowserExposure, touchAccountKey, touchIsDue } from '../services/keys/key-lookup.js';
 import type { AccountKeyLookup, ServerKeyLookup } from '../store/auth-lookups.js';
+import { type ErrorCode, Problem } from '../web/problem.js';
 import { KeyCache } from './key-cache.js';
 import type { KeyQuota } from './key-quota.js';
 import type { WindowState } from './rate-limit.js';

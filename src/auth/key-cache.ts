@@ -11,7 +11,7 @@
  *
  * The rows kept hold digests, hints and dates, never a key itself.
  */
-import { InsertionOrderedMap } from '../insertion-ordered-map.js';
+import { InsertionOrderedMap } from '../primitives/insertion-ordered-map.js';
 import type { AccountKeyLookup, AuthLookups, ServerKeyLookup } from '../store/auth-lookups.js';
 
 /** Keys kept per kind; past this the oldest entry goes (a miss then costs one indexed read). */
