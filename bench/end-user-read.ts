@@ -14,7 +14,7 @@
  *   BENCH_PROFILE_DIR=/tmp/profile npm run bench   # V8 CPU profiles of Keyward and the floor, and their top ten
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -30,7 +30,7 @@ import { createServer } from '../src/services/servers.js';
 import type { Engine } from '../src/store/store.js';
 import { freePort } from '../test/helpers/embedded-postgres.js';
 import { benchPostgres, load, measure, peakRssMiB, type Started, startProcess } from './processes.js';
-import { type CpuProfile, topFunctions } from './profile-top.js';
+import { type CpuProfile, monotonicMicros, topFunctions, type Windows } from './profile-top.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -84,12 +84,14 @@ interface Contender {
   url: string;
   headers: Record<string, string>;
   loads: Measured[];
-  /** Requests it answered in all (checks and warm-ups too): what its profile's time is divided by. */
+  /** Requests it answered in all (checks and warm-ups too). */
   answered: number;
+  /** When its measured loads ran (what its profile is read over), and the requests answered in them. */
+  windows: Windows;
 }
 
 function contender(name: string, server: Started, url: string, headers: Record<string, string>): Contender {
-  return { name, server, url, headers, loads: [], answered: 0 };
+  return { name, server, url, headers, loads: [], answered: 0, windows: { spans: [], requests: 0 } };
 }
 
 async function warm(c: Contender) {
@@ -97,7 +99,10 @@ async function warm(c: Contender) {
 }
 
 async function measureOnce(c: Contender): Promise<Measured> {
+  const from = monotonicMicros();
   const measured = await measure(c.server, c.url, c.headers, SECONDS, CONNECTIONS);
+  c.windows.spans.push({ from, to: monotonicMicros() });
+  c.windows.requests += measured.result.requests.total;
   c.loads.push(measured);
   c.answered += measured.result.requests.total;
   return measured;
@@ -128,6 +133,7 @@ interface Profiled {
   label: string;
   file: string;
   answered: number;
+  windows: Windows;
 }
 
 function profileOf(label: string, c: Contender): Profiled | null {
@@ -136,7 +142,8 @@ function profileOf(label: string, c: Contender): Profiled | null {
   if (!written) return null;
   const file = join(PROFILE_DIR, `${label}.cpuprofile`);
   renameSync(join(PROFILE_DIR, written), file);
-  return { label, file, answered: c.answered };
+  writeFileSync(join(PROFILE_DIR, `${label}.windows.json`), JSON.stringify(c.windows));
+  return { label, file, answered: c.answered, windows: c.windows };
 }
 
 async function compare(engine: Engine, databaseUrl: string, dir: string): Promise<Profiled[]> {
@@ -157,8 +164,10 @@ async function compare(engine: Engine, databaseUrl: string, dir: string): Promis
     join(dir, `keyward-metrics-${engine}.log`),
     '/healthz',
   );
+  // Run by Node itself (its type stripping keeps every line where it was), not through tsx: the
+  // profile's lines then point at the source, and no loader runs in the process.
   const floor = await startProcess(
-    [...profile, '--import', 'tsx', 'bench/floor-server.ts'],
+    [...profile, 'bench/floor-server.ts'],
     { FLOOR_DATABASE_URL: databaseUrl, FLOOR_MASTER_KEY: env.KEYWARD_MASTER_KEY },
     join(dir, `floor-${engine}.log`),
     '/ready',
@@ -218,6 +227,8 @@ async function compare(engine: Engine, databaseUrl: string, dir: string): Promis
     );
     await Promise.all(all.map((c) => c.server.stop()));
     stopped = true;
+    // The metrics process's profile is named too, not reported: the rows above say what metrics cost.
+    profileOf(`keyward-metrics-${engine}`, withMetrics);
     return [profileOf(`keyward-${engine}`, ours), profileOf(`floor-${engine}`, floors)].filter((p) => p !== null);
   } finally {
     if (!stopped) await Promise.all(all.map((c) => c.server.stop()));
@@ -240,9 +251,9 @@ try {
   await postgres?.stop();
   rmSync(dir, { recursive: true, force: true });
 }
-for (const { label, file, answered } of profiles) {
-  console.log(`\n${label}: ${file}, ${answered} requests answered in all (start-up, checks and warm-ups included)`);
-  console.log(topFunctions(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, answered).join('\n'));
+for (const { label, file, answered, windows } of profiles) {
+  console.log(`\n${label}: ${file} (${answered} requests answered in all, ${windows.requests} in the measured loads)`);
+  console.log(topFunctions(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, answered, 10, windows).join('\n'));
 }
 console.log(
   `load average at the end ${loadavg()
