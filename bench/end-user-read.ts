@@ -60,8 +60,11 @@ async function seed(env: Record<string, string>) {
   return { authorization: `Bearer ${key}`, 'x-service-key': serverKey };
 }
 
+/** A latency in ms: autocannon's whole numbers as they are, a mean of rounds to a tenth. */
+const ms = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1)).padStart(3);
+
 const row = (name: string, { result: r, cpuMicros }: { result: autocannon.Result; cpuMicros: number }) =>
-  `${name.padEnd(44)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(3)} ms   p99 ${String(r.latency.p99).padStart(3)} ms   ${cpuMicros.toFixed(0).padStart(4)} µs CPU/request`;
+  `${name.padEnd(46)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${ms(r.latency.p50)} ms   p99 ${ms(r.latency.p99)} ms   ${cpuMicros.toFixed(0).padStart(4)} µs CPU/request`;
 
 type Measured = Awaited<ReturnType<typeof measure>>;
 
