@@ -16,6 +16,7 @@ import { DASHBOARD_PAGES } from './dashboard/pages.js';
 import { dashboardErrors, dashboardPlugin } from './dashboard/plugin.js';
 import { metricsRoute } from './metrics/http-metrics.js';
 import type { Metrics } from './metrics/metrics.js';
+import { requestLoggerFactory } from './primitives/logger.js';
 import type { ServiceContext } from './services/context.js';
 import { mentionsKey } from './services/keys/key-format.js';
 import { ARRIVAL_LIMITS } from './web/arrival-limits.js';
@@ -77,6 +78,7 @@ export async function buildApp(options: AppOptions) {
     // Fastify's own two lines a request are replaced by the one written in onResponse below.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
+    childLoggerFactory: requestLoggerFactory,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       // A key pasted into the wrong header would otherwise be echoed back and logged.
@@ -109,7 +111,8 @@ export async function buildApp(options: AppOptions) {
   app.addHook('onResponse', async (request, reply) => {
     const { method } = request;
     const { statusCode, elapsedTime } = reply;
-    request.log.info({ method, route: request.routeOptions.url ?? '(no route)', statusCode, ms: Math.round(elapsedTime) }, 'request');
+    // Through the root logger, with request.log's binding first: the same line, and no child made for it (logger.ts).
+    options.logger.info({ reqId: request.id, method, route: request.routeOptions.url ?? '(no route)', statusCode, ms: Math.round(elapsedTime) }, 'request');
     metrics?.request(metricsRoute(request), method, statusCode, elapsedTime / 1000);
   });
   // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import pino, { type DestinationStream, type Logger } from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger } from 'pino';
 
 /**
  * Headers that must never reach a log line. The service does not log requests' headers or bodies in
@@ -35,4 +36,51 @@ function terminalStream(): DestinationStream {
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const out = destination ?? (process.stdout.isTTY ? terminalStream() : pino.destination({ dest: 1, sync: false, minLength: 4096 }));
   return pino({ level, base: { service: 'keyward' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, out);
+}
+
+type LogArguments = Parameters<LogFn>;
+
+/**
+ * request.log, made on first use. Fastify gives every request a pino child (its bindings serialised,
+ * a logger object set up), yet a request that goes well logs one line only: app.ts writes it through
+ * the root logger with the same binding first. A line written through request.log comes out exactly
+ * as from the child, which is made then.
+ */
+class RequestLogger implements FastifyBaseLogger {
+  #made: FastifyBaseLogger | null = null;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  get #logger(): FastifyBaseLogger {
+    this.#made ??= this.parent.child(this.bindings, this.options);
+    return this.#made;
+  }
+
+  get level(): string {
+    return this.#logger.level;
+  }
+
+  set level(level: string) {
+    this.#logger.level = level;
+  }
+
+  fatal = (...args: LogArguments) => this.#logger.fatal(...args);
+  error = (...args: LogArguments) => this.#logger.error(...args);
+  warn = (...args: LogArguments) => this.#logger.warn(...args);
+  info = (...args: LogArguments) => this.#logger.info(...args);
+  debug = (...args: LogArguments) => this.#logger.debug(...args);
+  trace = (...args: LogArguments) => this.#logger.trace(...args);
+  silent = (...args: LogArguments) => this.#logger.silent(...args);
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#logger.child(bindings, options);
+  }
+}
+
+/** Fastify's childLoggerFactory: request.log as a RequestLogger. */
+export function requestLoggerFactory(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new RequestLogger(logger, bindings, options);
 }
