@@ -122,45 +122,26 @@ function notFound(): DomainError {
   });
 }
 
-/**
- * Object literals of one shape, not spreads of the summary: the response serializer reads each field
- * of what it is given, and a spread-built object's properties cost it several times a literal's.
- * Fields left undefined are left out of the response (they are optional in its schema).
- */
 function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): CredentialWithSecrets {
+  const base = summary(row);
   const secret = openCredentialSecret(ctx, row);
-  if (secret.type === 'static') {
-    return {
-      id: row.id,
-      provider: row.provider,
-      type: row.type,
-      status: row.status,
-      connectedAt: row.connected_at,
-      updatedAt: row.updated_at,
-      values: secret.values,
-    };
-  }
-  const active = row.status === 'active';
-  let error: CredentialWithSecrets['error'];
-  if (row.status === 'needs_reauth' && row.error_code) {
-    error = row.error_message ? { code: row.error_code, message: row.error_message } : { code: row.error_code };
-  } else if (failure) {
-    error = failure;
-  }
-  return {
-    id: row.id,
-    provider: row.provider,
-    type: row.type,
-    status: row.status,
-    connectedAt: row.connected_at,
-    updatedAt: row.updated_at,
+  if (secret.type === 'static') return { ...base, values: secret.values };
+  const credential: CredentialWithSecrets = {
+    ...base,
     expiresAt: row.access_expires_at,
     scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : [],
     refreshedAt: row.refreshed_at,
-    accessToken: active ? secret.accessToken : undefined,
-    tokenType: active ? secret.tokenType : undefined,
-    error,
   };
+  if (row.status === 'active') {
+    credential.accessToken = secret.accessToken;
+    credential.tokenType = secret.tokenType;
+  }
+  if (row.status === 'needs_reauth' && row.error_code) {
+    credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
+  } else if (failure) {
+    credential.error = failure;
+  }
+  return credential;
 }
 
 /** The member read (store/audience-repository.ts), and when it began: a refresh attempt after that is its answer too. */
