@@ -8,8 +8,8 @@ import { Repository } from './repository.js';
 import type { Database, WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessageStatus, WebhookMessagesTable, WebhookSecretsTable } from './schema.js';
 
 export type NewWebhookMessage = Insertable<WebhookMessagesTable>;
-/** What a delivery attempt changes on its message. */
-export type MessageSettlement = Pick<Updateable<WebhookMessagesTable>, 'status' | 'failures' | 'next_attempt_at' | 'ended_at'>;
+/** The columns a delivery attempt may change on its message (the retry rules decide which, and to what). */
+export type MessageOutcomeColumns = Pick<Updateable<WebhookMessagesTable>, 'status' | 'failures' | 'next_attempt_at' | 'ended_at'>;
 
 /** An endpoint with something due, and the account its server belongs to (what the dispatcher's fair shares go by). */
 export interface DueEndpoint {
@@ -182,7 +182,7 @@ export class WebhooksRepository extends Repository {
   }
 
   /** Records an attempt's outcome and releases the lease; false (nothing written) where `holder` no longer holds it. */
-  async settle(messageId: string, holder: string, settlement: MessageSettlement): Promise<boolean> {
+  async settle(messageId: string, holder: string, settlement: MessageOutcomeColumns): Promise<boolean> {
     const settled = await this.db
       .updateTable('webhook_messages')
       .set({ ...settlement, lease_holder: null, lease_until: null })
