@@ -19,11 +19,11 @@ import { type RawBuilder, sql } from 'kysely';
 import { Client } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
-import { createAccountKey } from '../src/services/account-keys.js';
-import { createAccount } from '../src/services/accounts.js';
-import { encodeCursor } from '../src/services/audience.js';
+import { encodeCursor } from '../src/services/audience/members.js';
 import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
-import { createServer } from '../src/services/servers.js';
+import { createAccountKey } from '../src/services/keys/account-keys.js';
+import { createServer } from '../src/services/servers/servers.js';
+import { createAccount } from '../src/services/users/accounts.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, load, peakRssMiB, startProcess } from './processes.js';
 

@@ -20,10 +20,10 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
-import { createAccountKey } from '../src/services/account-keys.js';
-import { createAccount } from '../src/services/accounts.js';
 import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
-import { createServer } from '../src/services/servers.js';
+import { createAccountKey } from '../src/services/keys/account-keys.js';
+import { createServer } from '../src/services/servers/servers.js';
+import { createAccount } from '../src/services/users/accounts.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
 
 const LIMITS = (process.env.BENCH_LIMITS ?? '30,600,6000').split(',').map(Number);

@@ -1,8 +1,9 @@
 /**
  * The folder graph of src/: every `import … from`, `export … from` and `import()` between files, read
  * as an edge between top-level folders (a file directly in src/ is a node of its own: src/config.ts is
- * `config`). Imports inside one folder are not edges. Prints the edges and exits 1 when the graph has a
- * cycle, naming it and the files that make each of its edges.
+ * `config`). Imports inside one folder are not edges. The same check then runs one level down in each
+ * folder made of folders (services/: one folder per domain). Prints the edges and exits 1 when a graph
+ * has a cycle, naming it and the files that make each of its edges.
  *
  *   npx tsx scripts/check-import-cycles.ts [folder]     (src/ unless a folder is given)
  *
@@ -128,11 +129,24 @@ function loopThrough(component: string[], next: Map<string, string[]>): string[]
   return [...component, start];
 }
 
-export function report(graph: FolderGraph): string {
+/**
+ * The graphs checked: src/ itself, then each of its folders that is made of folders, on its own
+ * (services/, one folder per domain: a domain may use another's services, never through a cycle).
+ * Their files at that level are nodes of their own there (services/context.ts is `context`).
+ */
+export function checkedGraphs(root: string): { folder: string; graph: FolderGraph }[] {
+  const nested = readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && readdirSync(join(root, entry.name), { withFileTypes: true }).some((inner) => inner.isDirectory()))
+    .map((entry) => entry.name)
+    .sort();
+  return [{ folder: '.', graph: folderGraph(root) }, ...nested.map((folder) => ({ folder, graph: folderGraph(join(root, folder)) }))];
+}
+
+export function report(graph: FolderGraph, level = 'top-level folders'): string {
   const lines = [...graph.edges.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([key, imports]) => `${key}  (${imports.length} import${imports.length === 1 ? '' : 's'})`);
-  if (graph.cycles.length === 0) return [...lines, '', 'No cycle between top-level folders.'].join('\n');
+  if (graph.cycles.length === 0) return [...lines, '', `No cycle between ${level}.`].join('\n');
   const cycles = graph.cycles.flatMap((cycle) => [
     `CYCLE: ${cycle.join(' → ')}`,
     ...cycle.slice(1).map((to, i) => {
@@ -145,7 +159,10 @@ export function report(graph: FolderGraph): string {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
-  const graph = folderGraph(root);
-  console.log(report(graph));
-  process.exitCode = graph.cycles.length > 0 ? 1 : 0;
+  const graphs = checkedGraphs(root);
+  for (const { folder, graph } of graphs) {
+    if (folder !== '.') console.log(`\nInside ${folder}/:`);
+    console.log(report(graph, folder === '.' ? undefined : `the folders of ${folder}/`));
+  }
+  process.exitCode = graphs.some(({ graph }) => graph.cycles.length > 0) ? 1 : 0;
 }

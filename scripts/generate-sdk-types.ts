@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/primitives/logger.js';
 import { openContext } from '../src/runtime.js';
 
 export const SDK_TYPES_PATH = resolve(fileURLToPath(import.meta.url), '../../src/sdk/openapi-types.ts');

@@ -14,16 +14,16 @@ import { DOCUMENTED_SCHEMAS, WEBHOOKS } from './api/webhook-event-schemas.js';
 import { connectErrors, connectPlugin } from './connect/plugin.js';
 import { DASHBOARD_PAGES } from './dashboard/pages.js';
 import { dashboardErrors, dashboardPlugin } from './dashboard/plugin.js';
-import { mentionsKey } from './keys/format.js';
 import { metricsRoute } from './metrics/http-metrics.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { ServiceContext } from './services/context.js';
+import { mentionsKey } from './services/keys/key-format.js';
 import { ARRIVAL_LIMITS } from './web/arrival-limits.js';
 import { registerAssets } from './web/assets.js';
 import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
 import { newRequestId, preRoutingHandlers } from './web/pre-routing.js';
-import { answerErrors, PROBLEM_JSON_ERRORS, respondWithProblem } from './web/problems.js';
+import { answerErrors, PROBLEM_JSON_ERRORS, respondWithProblem } from './web/problem-answers.js';
 import { validatorCompiler } from './web/validation.js';
 
 export interface AppOptions {

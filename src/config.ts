@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { hostEntry } from './host-names.js';
+import { hostEntry } from './primitives/host-names.js';
 import { type DatabaseLocation, parseDatabaseUrl } from './store/store.js';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:.keyward/keyward.db';

@@ -2,13 +2,14 @@
  * Opens what the service and the CLI share: the database (migrated to the latest schema) and the
  * vault, once the master key is proven to be the one the data was sealed with (master-key.ts).
  */
-import { type Clock, systemClock } from './clock.js';
+
+import { catalogProvider } from './catalog/catalog.js';
 import type { Config } from './config.js';
 import { lazyOutbound } from './outbound/lazy-outbound.js';
-import { catalogProvider } from './providers/catalog.js';
+import { type Clock, systemClock } from './primitives/clock.js';
+import { Vault } from './primitives/vault.js';
 import type { ServiceContext } from './services/context.js';
-import { verifyMasterKeys } from './services/master-key.js';
-import { Vault } from './services/vault.js';
+import { verifyMasterKeys } from './services/sealing/master-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/store.js';
 

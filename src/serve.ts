@@ -1,17 +1,17 @@
 /** `keyward serve`: config → store → app → listen, and a clean stop on SIGINT / SIGTERM. */
 
 import { buildApp } from './app.js';
-import { scheduleBackgroundRefresh } from './background-refresh-schedule.js';
 import { type Config, ConfigError } from './config.js';
-import { createLogger } from './logger.js';
+import { scheduleBackgroundRefresh } from './jobs/background-refresh-schedule.js';
+import { scheduleSweeps } from './jobs/sweep-schedule.js';
 import { Metrics } from './metrics/metrics.js';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
 import { createOutbound } from './outbound/outbound-http.js';
+import { createLogger } from './primitives/logger.js';
 import { openContext } from './runtime.js';
-import { standardSweeps } from './services/sweeps.js';
-import { WebhookDispatcher } from './services/webhook-delivery.js';
-import { WEBHOOK_TIMEOUT_MS } from './services/webhook-retry-policy.js';
-import { scheduleSweeps } from './sweep-schedule.js';
+import { standardSweeps } from './services/retention/sweeps.js';
+import { WebhookDispatcher } from './services/webhooks/webhook-delivery.js';
+import { WEBHOOK_TIMEOUT_MS } from './services/webhooks/webhook-retry-policy.js';
 
 const LOG_FLUSH_INTERVAL_MS = 1000;
 

@@ -1,10 +1,10 @@
 /** POST /v1/credentials/static/{providerSlug}/connect: a hosted form URL for one end user (CONTRACT 2.4). */
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../services/context.js';
-import { createFormSession } from '../services/static-forms.js';
+import { createFormSession } from '../services/providers/static-forms.js';
+import { type ApiInstance, authOf } from './api-instance.js';
 import { sendCreated } from './idempotent-create.js';
 import { ExternalUserId, GUARD_STATUSES, IdempotencyHeaders, ProviderSlug, problemResponses, RedirectUri, Timestamp } from './schemas.js';
-import { type ApiInstance, authOf } from './types.js';
 
 const Body = Type.Object(
   {

@@ -3,8 +3,9 @@
  * that Problem; any other code reaching /v1 is a route calling a service it should not, so it is null
  * here and the error handler answers internal_error and logs it.
  */
-import { ERRORS, type ErrorCode, Problem } from '../errors.js';
+
 import type { DomainError } from '../services/domain-error.js';
+import { ERRORS, type ErrorCode, Problem } from '../web/problem.js';
 
 type InputLocation = 'body' | 'query';
 

@@ -1,9 +1,9 @@
 /** GET /v1/end-users/{externalUserId}: one member with the secrets of each credential (CONTRACT 2.6). */
 import { Type } from '@sinclair/typebox';
-import { getMember } from '../services/audience.js';
+import { getMember } from '../services/audience/members.js';
 import type { ServiceContext } from '../services/context.js';
+import { type ApiInstance, authOf } from './api-instance.js';
 import { AudienceMemberWithSecrets, ExternalUserId, GUARD_STATUSES, problemResponses } from './schemas.js';
-import { type ApiInstance, authOf } from './types.js';
 
 export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext) {
   app.get(

@@ -9,8 +9,8 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementGuard } from '../auth/guard.js';
 import { KeyQuota } from '../auth/key-quota.js';
 import { AddressLimit } from '../auth/rate-limit.js';
-import { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
+import { Problem } from '../web/problem.js';
 
 export interface GuardHook {
   (request: FastifyRequest, reply: FastifyReply): Promise<void>;

@@ -1,8 +1,8 @@
 /** The 201 of either POST route, with `Idempotency-Key` replay (CONTRACT 2.2) when the header is sent. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
-import { requestHash, runIdempotent } from '../services/idempotency.js';
-import { authOf } from './types.js';
+import { requestHash, runIdempotent } from '../services/idempotency/idempotency.js';
+import { authOf } from './api-instance.js';
 
 /** `operation` names the route and its path parameter, so one key reused on another route is a mismatch. */
 export async function sendCreated<T>(ctx: ServiceContext, request: FastifyRequest, reply: FastifyReply, operation: string, create: () => Promise<T>) {

@@ -1,9 +1,9 @@
 /** GET /v1/end-users: the server's audience, oldest first, in keyset pages (CONTRACT 2.5). */
 import { Type } from '@sinclair/typebox';
-import { listMembers } from '../services/audience.js';
+import { listMembers } from '../services/audience/members.js';
 import type { ServiceContext } from '../services/context.js';
+import { type ApiInstance, authOf } from './api-instance.js';
 import { AudienceMemberSummary, ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses } from './schemas.js';
-import { type ApiInstance, authOf } from './types.js';
 
 const Query = Type.Object(
   {

@@ -1,10 +1,10 @@
 /** POST /v1/oauth/{provider}/start: an authorization URL for one end user (CONTRACT 2.3). */
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../services/context.js';
-import { startFlow } from '../services/oauth-flows.js';
+import { startFlow } from '../services/oauth/oauth-flows.js';
+import { type ApiInstance, authOf } from './api-instance.js';
 import { sendCreated } from './idempotent-create.js';
 import { ExternalUserId, GUARD_STATUSES, IdempotencyHeaders, ProviderSlug, problemResponses, RedirectUri, Timestamp } from './schemas.js';
-import { type ApiInstance, authOf } from './types.js';
 
 const Body = Type.Object(
   {

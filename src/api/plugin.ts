@@ -4,11 +4,12 @@
  * /v1 path is guarded too), JSON bodies only, and every error as problem+json (CONTRACT 2.2).
  */
 import type { FastifyError, FastifyRequest } from 'fastify';
-import type { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
-import { answerErrors, respondWithProblem } from '../web/problems.js';
+import type { Problem } from '../web/problem.js';
+import { answerErrors, respondWithProblem } from '../web/problem-answers.js';
 import { checkQueryEncoding } from '../web/validation.js';
+import type { ApiInstance } from './api-instance.js';
 import { registerConnectStatic } from './connect-static.js';
 import { registerDeleteEndUser } from './delete-end-user.js';
 import { problemOf } from './domain-problem.js';
@@ -16,7 +17,6 @@ import { registerGetEndUser } from './get-end-user.js';
 import type { GuardHook } from './guard-hook.js';
 import { registerListEndUsers } from './list-end-users.js';
 import { registerOAuthStart } from './oauth-start.js';
-import type { ApiInstance } from './types.js';
 
 /**
  * A service's refusal, in the contract's codes (domain-problem.ts); its field is reported under /query

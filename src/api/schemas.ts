@@ -3,7 +3,7 @@
  * (a secret above all) can only leave where a schema names it.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { SLUG_PATTERN } from '../providers/types.js';
+import { SLUG_PATTERN } from '../catalog/provider-definition.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

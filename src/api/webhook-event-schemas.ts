@@ -4,7 +4,7 @@
  * SDK's tests validate real deliveries against these schemas, so they cannot drift from what is sent.
  */
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
-import type { WebhookEventType } from '../services/webhook-events.js';
+import type { WebhookEventType } from '../services/webhooks/webhook-events.js';
 import { ProblemSchema, Timestamp } from './schemas.js';
 
 const EventCredential = Type.Object(

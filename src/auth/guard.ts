@@ -5,10 +5,10 @@
  * limit.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type ErrorCode, Problem } from '../errors.js';
-import { hasKeyShape, isWellFormedKey, KEY_PREFIX, keyDigest } from '../keys/format.js';
 import type { ServiceContext } from '../services/context.js';
-import { recordBrowserExposure, touchAccountKey } from '../services/key-lookup.js';
+import { hasKeyShape, isWellFormedKey, KEY_PREFIX, keyDigest } from '../services/keys/key-format.js';
+import { recordBrowserExposure, touchAccountKey } from '../services/keys/key-lookup.js';
+import { type ErrorCode, Problem } from '../web/problem.js';
 import type { KeyQuota } from './key-quota.js';
 import type { WindowState } from './rate-limit.js';
 

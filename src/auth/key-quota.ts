@@ -17,8 +17,8 @@
  * Requests on one node that find its share empty wait together on one lease statement, which asks
  * for enough to serve them all.
  */
-import type { Clock } from '../clock.js';
-import { InsertionOrderedMap } from '../insertion-ordered-map.js';
+import type { Clock } from '../primitives/clock.js';
+import { InsertionOrderedMap } from '../primitives/insertion-ordered-map.js';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.js';
 import { secondsUntil, WINDOW_MS, type WindowState } from './rate-limit.js';
 

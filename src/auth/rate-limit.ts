@@ -4,7 +4,7 @@
  * (The per-key limit, shared by every node, is key-quota.ts.)
  */
 import ipaddr from 'ipaddr.js';
-import { InsertionOrderedMap } from '../insertion-ordered-map.js';
+import { InsertionOrderedMap } from '../primitives/insertion-ordered-map.js';
 
 export interface WindowState {
   /** Requests still allowed in this window (never below 0). */

@@ -1,5 +1,5 @@
 /** `keyward account …`: accounts, made from the command line (with their first dashboard user). */
-import { createAccount } from '../services/accounts.js';
+import { createAccount } from '../services/users/accounts.js';
 import { type Command, optional, str } from './commands.js';
 
 export const commands: Record<string, Command> = {

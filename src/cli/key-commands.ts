@@ -1,6 +1,7 @@
 /** `keyward key …`: an account's API keys (only their hints once made). */
-import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/account-keys.js';
+
 import { CLI_ACTOR } from '../services/context.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/keys/account-keys.js';
 import { type Command, optional, SHOWN_ONCE, str } from './commands.js';
 
 export const commands: Record<string, Command> = {

@@ -9,7 +9,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';
-import { DatabaseUnavailable, isRetiredMasterKeyRefusal } from '../store/errors.js';
+import { DatabaseUnavailable, isRetiredMasterKeyRefusal } from '../store/store-errors.js';
 import type { Command, OptionSpec } from './commands.js';
 import { parseOptions, UsageError } from './parse-options.js';
 

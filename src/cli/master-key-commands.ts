@@ -1,5 +1,5 @@
 /** `keyward master-key rotate`: re-seals every stored secret under the current master key. */
-import { rotateMasterKey } from '../services/master-key-rotation.js';
+import { rotateMasterKey } from '../services/sealing/master-key-rotation.js';
 import { type Command, count, optional } from './commands.js';
 
 export const commands: Record<string, Command> = {

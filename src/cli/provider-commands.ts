@@ -1,7 +1,7 @@
 /** `keyward provider …`: the providers a server offers, from the catalog or its own. */
 import { CLI_ACTOR } from '../services/context.js';
-import { listProviderChoices, type ProviderChoice } from '../services/provider-choices.js';
-import { addCustomOAuthProvider, addCustomStaticProvider, enableProvider, parseFieldSpec } from '../services/providers.js';
+import { listProviderChoices, type ProviderChoice } from '../services/providers/provider-choices.js';
+import { addCustomOAuthProvider, addCustomStaticProvider, enableProvider, parseFieldSpec } from '../services/providers/server-providers.js';
 import { type Command, list, optional, str } from './commands.js';
 
 export const commands: Record<string, Command> = {

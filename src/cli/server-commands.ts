@@ -8,7 +8,7 @@ import {
   rotateServerKey,
   type ServerMode,
   setServerMode,
-} from '../services/servers.js';
+} from '../services/servers/servers.js';
 import { type Command, count, optional, SHOWN_ONCE, str } from './commands.js';
 
 export const commands: Record<string, Command> = {

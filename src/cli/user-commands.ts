@@ -2,8 +2,9 @@
  * `keyward user …`: the account's dashboard users. Only set-password so far (CONTRACT 4 lists the
  * team's invite, list, role and remove, which come with the team).
  */
-import { setUserPassword } from '../services/accounts.js';
+
 import { CLI_ACTOR } from '../services/context.js';
+import { setUserPassword } from '../services/users/accounts.js';
 import { type Command, str } from './commands.js';
 import { readSecret } from './standard-input.js';
 

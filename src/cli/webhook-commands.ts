@@ -10,8 +10,8 @@ import {
   resendMessage,
   rotateWebhookSecret,
   type WebhookEndpointView,
-} from '../services/webhook-endpoints.js';
-import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
+} from '../services/webhooks/webhook-endpoints.js';
+import { WEBHOOK_EVENT_TYPES } from '../services/webhooks/webhook-events.js';
 import { type Command, count, list, optional, str } from './commands.js';
 
 const SECRET_SHOWN_ONCE = 'shown once: store it in your receiver now, Keyward keeps it encrypted and never shows it again';

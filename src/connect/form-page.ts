@@ -1,5 +1,5 @@
 /** The hosted static-credential form and its outcome pages. */
-import type { StaticProvider } from '../providers/types.js';
+import type { StaticProvider } from '../catalog/provider-definition.js';
 import { own } from '../web/form-fields.js';
 import { html, page } from '../web/html.js';
 

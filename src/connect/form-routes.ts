@@ -6,10 +6,10 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
-import { completeForm, fieldError, type OpenForm, openForm } from '../services/static-forms.js';
+import { completeForm, fieldError, type OpenForm, openForm } from '../services/providers/static-forms.js';
 import { formText } from '../web/form-fields.js';
+import { nonceCookie, nonceMatches } from '../web/nonce-cookie.js';
 import { setPageHeaders } from '../web/page-headers.js';
-import { nonceCookie, nonceMatches } from '../web/tokens.js';
 import { redirectToApp } from './app-redirect.js';
 import { formPage, messagePage, successPage } from './form-page.js';
 

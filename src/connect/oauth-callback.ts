@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
-import { handleCallback } from '../services/oauth-flows.js';
+import { handleCallback } from '../services/oauth/oauth-flows.js';
 import { setPageHeaders } from '../web/page-headers.js';
 import { redirectToApp } from './app-redirect.js';
 import { errorPage, successPage } from './form-page.js';

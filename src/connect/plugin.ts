@@ -4,11 +4,11 @@
  * page headers, never problem+json: a browser shows it to a person.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Problem } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { setPageHeaders } from '../web/page-headers.js';
 import type { AreaErrors } from '../web/pre-routing.js';
-import { answerErrors, UNAVAILABLE_PAGE } from '../web/problems.js';
+import type { Problem } from '../web/problem.js';
+import { answerErrors, UNAVAILABLE_PAGE } from '../web/problem-answers.js';
 import { errorPage } from './form-page.js';
 import { registerFormRoutes } from './form-routes.js';
 import { registerOAuthCallback } from './oauth-callback.js';

@@ -6,14 +6,14 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type CredentialSummary, findMemberCredential, findMemberCredentials, listMembers, revokeMember } from '../services/audience.js';
+import { type CredentialSummary, findMemberCredential, findMemberCredentials, listMembers, revokeMember } from '../services/audience/members.js';
 import type { ServiceContext } from '../services/context.js';
-import { listServerProviders } from '../services/providers.js';
+import { listServerProviders } from '../services/providers/server-providers.js';
 import { userActor } from './actor-names.js';
 import { audiencePage, audienceUrl, type ProviderNames, personalModePage, removeMemberPage, revokePage } from './audience-views.js';
+import { catalogName } from './display-format.js';
 import { notFoundPage, refusalOf } from './domain-errors.js';
 import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
-import { catalogName } from './format.js';
 import { fixedText, sendPage } from './layout.js';
 import { pageContext } from './plugin.js';
 import { type AccountServer, serverOfAccount } from './server-access.js';

@@ -4,9 +4,9 @@
  * filter, the pages, and the confirmations before a credential is revoked or a member without
  * credentials is removed.
  */
-import type { AudienceMemberPage, CredentialSummary } from '../services/audience.js';
+import type { AudienceMemberPage, CredentialSummary } from '../services/audience/members.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { kindLabel, shownDate } from './format.js';
+import { kindLabel, shownDate } from './display-format.js';
 import { selectField, textField } from './forms.js';
 import { csrfField, dashboardPage, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';

@@ -6,8 +6,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { actorNames } from './actor-names.js';
 import { auditPage, type EventRow } from './audit-views.js';
+import { catalogName } from './display-format.js';
 import { Query, queryRoute, refuseMalformed } from './form-schemas.js';
-import { catalogName } from './format.js';
 import { sendPage } from './layout.js';
 import { type PageRoutes, pageContext } from './plugin.js';
 

@@ -4,7 +4,7 @@
  * secret; they are rendered as text by the escaping `html` template.
  */
 import { html, type SafeHtml } from '../web/html.js';
-import { duration, hintAside, timeOf } from './format.js';
+import { duration, hintAside, timeOf } from './display-format.js';
 import { dashboardPage, type PageContext } from './layout-views.js';
 
 export interface EventRow {

@@ -12,13 +12,13 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AddressLimit } from '../auth/rate-limit.js';
 import type { ServiceContext } from '../services/context.js';
-import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/sessions.js';
+import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/users/sessions.js';
 import { cookie, readCookie } from '../web/cookies.js';
-import { nonceCookie, nonceMatches } from '../web/tokens.js';
+import { nonceCookie, nonceMatches } from '../web/nonce-cookie.js';
 import { expiredAnonymousForm, signInForm, signUpClosed, signUpForm } from './auth-views.js';
+import { clockTime } from './display-format.js';
 import { refusalOf } from './domain-errors.js';
 import { Filled, formErrors, formRoute, Notice, PublicForm, Query, queryRoute, refuseMalformed, Text } from './form-schemas.js';
-import { clockTime } from './format.js';
 import { fixedText, sendPage } from './layout.js';
 
 export const SESSION_COOKIE = 'keyward_session';

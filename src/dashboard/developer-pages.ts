@@ -7,8 +7,8 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/account-keys.js';
 import type { ServiceContext } from '../services/context.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/keys/account-keys.js';
 import { actorNames, userActor } from './actor-names.js';
 import { developerPage, type GenerateForm, KEYS_URL, keysPage, revokeKeyPage } from './developer-views.js';
 import { notFoundPage, refusalOf } from './domain-errors.js';

@@ -3,10 +3,10 @@
  * (hints only), the "Generate Key" form, a new key once (only in the answer to the POST that made it),
  * and the confirmation before a key is revoked.
  */
-import type { AccountKeyView } from '../services/account-keys.js';
-import { ENVIRONMENTS } from '../services/account-keys.js';
+import type { AccountKeyView } from '../services/keys/account-keys.js';
+import { ENVIRONMENTS } from '../services/keys/account-keys.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { timeOf } from './format.js';
+import { timeOf } from './display-format.js';
 import { type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
 

@@ -5,11 +5,12 @@
  * ones), and any other a notice at the top of the form. The words
  * are the service's own; no page matches messages or repeats a service's rules.
  */
-import { Problem } from '../errors.js';
+
 import { DomainError, type DomainErrorCode } from '../services/domain-error.js';
 import { own } from '../web/form-fields.js';
-import type { ErrorReader } from '../web/problems.js';
-import { sentence } from './format.js';
+import { Problem } from '../web/problem.js';
+import type { ErrorReader } from '../web/problem-answers.js';
+import { sentence } from './display-format.js';
 import type { FieldErrors } from './forms.js';
 
 const NOT_FOUND: ReadonlySet<DomainErrorCode> = new Set([

@@ -8,7 +8,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
-import { claimFormNonce, FORM_NONCE, releaseFormNonce } from '../services/dashboard-forms.js';
+import { claimFormNonce, FORM_NONCE, releaseFormNonce } from '../services/users/dashboard-forms.js';
 import { sendPage } from './layout.js';
 import { alreadySubmittedBody, type Breadcrumb, dashboardPage, formExpiredPage, type PageContext, type Section } from './layout-views.js';
 

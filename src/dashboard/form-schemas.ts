@@ -15,8 +15,8 @@
  */
 import { type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { Problem } from '../errors.js';
 import { own } from '../web/form-fields.js';
+import { Problem } from '../web/problem.js';
 import type { FieldErrors } from './forms.js';
 
 /** The longest text any field takes unless it says less: a bound for the server, not a rule. */

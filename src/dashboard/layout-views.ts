@@ -5,9 +5,9 @@
  * (the "Copy" buttons), so the CSP allows no inline code.
  */
 
-import type { UserSession } from '../services/sessions.js';
+import type { UserSession } from '../services/users/sessions.js';
 import { html, htmlDocument, type SafeHtml } from '../web/html.js';
-import { UNAVAILABLE_PAGE } from '../web/problems.js';
+import { UNAVAILABLE_PAGE } from '../web/problem-answers.js';
 
 export type Section = 'servers' | 'developer' | 'audit';
 

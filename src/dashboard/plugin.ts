@@ -6,14 +6,14 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sameText } from '../digest.js';
+import { sameText } from '../primitives/digest.js';
 import type { ServiceContext } from '../services/context.js';
-import { newFormNonce } from '../services/dashboard-forms.js';
-import { endSession, openSession } from '../services/sessions.js';
+import { newFormNonce } from '../services/users/dashboard-forms.js';
+import { endSession, openSession } from '../services/users/sessions.js';
 import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
 import type { AreaErrors } from '../web/pre-routing.js';
-import { answerErrors } from '../web/problems.js';
+import { answerErrors } from '../web/problem-answers.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
 import { readRefusal } from './domain-errors.js';
 import { sendPage } from './layout.js';

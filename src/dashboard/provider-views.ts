@@ -5,10 +5,10 @@
  * unique on the page for the labels to point at the right control.
  */
 
-import { OAUTH_PROVIDERS, STATIC_PROVIDERS } from '../providers/catalog.js';
-import type { EnabledProviderView } from '../services/providers.js';
+import { OAUTH_PROVIDERS, STATIC_PROVIDERS } from '../catalog/catalog.js';
+import type { EnabledProviderView } from '../services/providers/server-providers.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { kindLabel, shownDate } from './format.js';
+import { kindLabel, shownDate } from './display-format.js';
 import { type FieldErrors, formError, selectField, textArea, textField } from './forms.js';
 import { csrfField } from './layout-views.js';
 

@@ -19,7 +19,7 @@ import {
   rotateServerKey,
   type ServerMode,
   setServerMode,
-} from '../services/servers.js';
+} from '../services/servers/servers.js';
 import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';

@@ -4,9 +4,9 @@
  * breadcrumbs). A new or rotated key is passed in only by the POST that made it.
  */
 
-import { type AccountServerRow, type LiveServerKey, SERVER_MODES, type ServerMode } from '../services/servers.js';
+import { type AccountServerRow, type LiveServerKey, SERVER_MODES, type ServerMode } from '../services/servers/servers.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { timeOf } from './format.js';
+import { timeOf } from './display-format.js';
 import { type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { type Breadcrumb, csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';

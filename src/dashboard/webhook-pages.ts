@@ -21,8 +21,8 @@ import {
   resendMessage,
   rotateWebhookSecret,
   type WebhookEndpointView,
-} from '../services/webhook-endpoints.js';
-import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events.js';
+} from '../services/webhooks/webhook-endpoints.js';
+import { WEBHOOK_EVENT_TYPES } from '../services/webhooks/webhook-events.js';
 import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';

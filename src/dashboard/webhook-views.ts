@@ -4,12 +4,12 @@
  * the escaping `html` template; no secret reaches a page except the one just made, once.
  */
 
-import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../services/webhook-endpoints.js';
-import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhook-endpoints.js';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../services/webhook-events.js';
-import { WEBHOOK_TIMEOUT_MS } from '../services/webhook-retry-policy.js';
+import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../services/webhooks/webhook-endpoints.js';
+import { MAX_ENDPOINTS_PER_SERVER } from '../services/webhooks/webhook-endpoints.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../services/webhooks/webhook-events.js';
+import { WEBHOOK_TIMEOUT_MS } from '../services/webhooks/webhook-retry-policy.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { timeOf } from './format.js';
+import { timeOf } from './display-format.js';
 import { checkboxGroup, type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { csrfField, onceField, type PageContext } from './layout-views.js';
 

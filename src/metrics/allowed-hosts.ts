@@ -9,7 +9,7 @@
  */
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
-import { normalAddress } from '../host-names.js';
+import { normalAddress } from '../primitives/host-names.js';
 
 /** This machine's addresses, read when asked: an interface may come or go while the listener runs. */
 function localAddresses(): Set<string> {

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, isIP } from 'node:net';
-import { hostEntry, hostOfHeader } from '../host-names.js';
+import { hostEntry, hostOfHeader } from '../primitives/host-names.js';
 import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from '../web/arrival-limits.js';
 import { type ListenerNames, namesListener } from './allowed-hosts.js';
 import type { Metrics } from './metrics.js';

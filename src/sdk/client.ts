@@ -3,7 +3,6 @@
  * Idempotency-Key, errors as KeywardError). Bodies and answers are the generated OpenAPI types.
  */
 import { randomUUID } from 'node:crypto';
-import { Transport } from './transport.js';
 import type {
   ConnectStaticBody,
   EndUser,
@@ -16,7 +15,8 @@ import type {
   RevokeEndUserQuery,
   StartOAuthBody,
   StaticConnectSession,
-} from './types.js';
+} from './bodies.js';
+import { Transport } from './transport.js';
 
 export interface KeywardOptions {
   /** Keyward's public URL, as KEYWARD_PUBLIC_URL (`https://keyward.example.com`; a trailing /v1 is fine too). */

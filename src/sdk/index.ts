@@ -6,8 +6,9 @@
  *   import { Keyward } from 'keyward/sdk';
  *   const keyward = new Keyward({ baseUrl, accountKey, serverKey });
  */
+
+export type * from './bodies.js';
 export { Keyward, type KeywardOptions, type PostOptions } from './client.js';
-export { KeywardError, type KeywardErrorFields, SDK_ERROR_CODES } from './errors.js';
+export { KeywardError, type KeywardErrorFields, SDK_ERROR_CODES } from './keyward-error.js';
 export type { components, paths, webhooks } from './openapi-types.js';
-export type * from './types.js';
 export { type VerifyWebhookOptions, verifyWebhook, type WebhookHeaders } from './webhooks.js';

@@ -3,7 +3,7 @@
  * into KeywardError, and retries (every SDK call may be retried: GET and DELETE are idempotent, and
  * the POSTs always carry an Idempotency-Key, so a retried POST is answered by a replay).
  */
-import { KeywardError, SDK_ERROR_CODES } from './errors.js';
+import { KeywardError, SDK_ERROR_CODES } from './keyward-error.js';
 import { backoffMs, type RetryPolicy, retryAfterMs, retryableStatus, sleep } from './retry.js';
 
 export interface TransportOptions {

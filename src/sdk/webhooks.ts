@@ -4,8 +4,8 @@
  * arrived (a string or the raw bytes), not JSON parsed and serialised again.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { KeywardError, SDK_ERROR_CODES } from './errors.js';
-import type { WebhookEvent } from './types.js';
+import type { WebhookEvent } from './bodies.js';
+import { KeywardError, SDK_ERROR_CODES } from './keyward-error.js';
 
 /** Headers as Node's IncomingMessage, a fetch Request, or a plain object carries them. */
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;

@@ -1,10 +1,10 @@
-import type { Clock } from '../clock.js';
+import type { Provider } from '../catalog/provider-definition.js';
 import type { SignupPolicy } from '../config.js';
 import type { OutboundHttp } from '../outbound/outbound-http.js';
-import type { Provider } from '../providers/types.js';
+import type { Clock } from '../primitives/clock.js';
+import type { Vault } from '../primitives/vault.js';
 import type { Store } from '../store/store.js';
 import type { ServiceObserver } from './observer.js';
-import type { Vault } from './vault.js';
 
 /** What every service needs, passed in (no module-level singletons), so a test builds its own. */
 export interface ServiceContext {

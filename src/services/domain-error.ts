@@ -4,7 +4,7 @@
  * and the CLI each map it once (api/domain-problem.ts, dashboard/domain-errors.ts, cli/main.ts).
  * Anything else a service lets through is a real fault.
  */
-import { Answer } from '../answer.js';
+import { Answer } from '../primitives/answer.js';
 
 /**
  * The closed list of codes, each with what it means. A code the management API can answer has the

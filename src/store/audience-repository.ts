@@ -1,6 +1,6 @@
 /** The audience of business-mode servers (audience_members) and their credentials. */
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { newId } from '../ids.js';
+import { newId } from '../primitives/ids.js';
 import {
   type PageFilter,
   type PagePosition,

@@ -1,6 +1,6 @@
 /** The audit trail (audit_events). */
 import type { Insertable } from 'kysely';
-import { newId } from '../ids.js';
+import { newId } from '../primitives/ids.js';
 import { Repository } from './repository.js';
 import type { AuditEventsTable } from './schema.js';
 

@@ -13,7 +13,7 @@
  * most once a minute per key.
  */
 
-import { InsertionOrderedMap } from '../insertion-ordered-map.js';
+import { InsertionOrderedMap } from '../primitives/insertion-ordered-map.js';
 import type { Connections } from './connections.js';
 import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';

@@ -1,13 +1,13 @@
 /**
  * A Kysely dialect around another, whose driver and connections let every error through
- * storeError (errors.ts): one that means the database cannot be reached leaves the store as
+ * storeError (store-errors.ts): one that means the database cannot be reached leaves the store as
  * DatabaseUnavailable, whatever the engine and whichever query, transaction step or connection
  * checkout it came from; every other error leaves unchanged (a unique violation stays what
  * isUniqueViolation reads). Only what the database driver throws passes here, so a provider's
  * refused connection can never be taken for the database's.
  */
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, Kysely, QueryCompiler, QueryResult, TransactionSettings } from 'kysely';
-import { storeError } from './errors.js';
+import { storeError } from './store-errors.js';
 
 const rethrowClassified = (error: unknown): never => {
   throw storeError(error);

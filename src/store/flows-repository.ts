@@ -135,7 +135,7 @@ export class FlowsRepository extends Repository {
       .execute();
   }
 
-  /** Fails with a unique violation (errors.ts) where a live record holds the key. */
+  /** Fails with a unique violation (store-errors.ts) where a live record holds the key. */
   async addIdempotencyRecord(row: Insertable<IdempotencyRecordsTable>): Promise<void> {
     await this.db.insertInto('idempotency_records').values(row).execute();
   }

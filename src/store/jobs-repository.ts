@@ -1,6 +1,6 @@
 /**
  * Background jobs: the leases that let one node at a time run a job (job_leases), and what the
- * background refresh picks (services/background-refresh.ts). Migration 011 made both.
+ * background refresh picks (services/oauth/background-refresh.ts). Migration 011 made both.
  */
 import { sql } from 'kysely';
 import { Repository } from './repository.js';

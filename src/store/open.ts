@@ -18,8 +18,8 @@ import {
 import pg from 'pg';
 import { ClassifyingDialect } from './classifying-dialect.js';
 import { Connections, type Engine, type QueryRunner } from './connections.js';
-import { storeError } from './errors.js';
 import type { Database } from './schema.js';
+import { storeError } from './store-errors.js';
 
 export interface DatabaseLocation {
   engine: Engine;
@@ -98,7 +98,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-/** A better-sqlite3 connection, its refusal to open classified as the store's (errors.ts). */
+/** A better-sqlite3 connection, its refusal to open classified as the store's (store-errors.ts). */
 function openSqliteFile(path: string, options?: BetterSqlite3.Options): BetterSqlite3.Database {
   try {
     return new BetterSqlite3(path, options);

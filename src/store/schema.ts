@@ -184,7 +184,7 @@ export interface IdempotencyRecordsTable {
   expires_at: string;
 }
 
-/** One master key the data was sealed under (src/services/master-key.ts). */
+/** One master key the data was sealed under (src/services/sealing/master-key.ts). */
 export interface MasterKeysTable {
   /** masterKeyId() of the key, hex. */
   key_id: string;
@@ -195,7 +195,7 @@ export interface MasterKeysTable {
   retired_at: string | null;
 }
 
-/** A random secret of the whole installation, by use (services/instance-secrets.ts). */
+/** A random secret of the whole installation, by use (services/sealing/instance-secrets.ts). */
 export interface InstanceSecretsTable {
   name: string;
   /** Sealed under the master key, like every other secret. */

@@ -2,7 +2,7 @@
  * Every column that holds a sealed value (every `vault.seal`/`sealJson` call site writes one of
  * these), with its row's key and the columns its associated data is made of. The master-key check
  * and rotation walk this list, so a new sealed column is one more entry here, and one more
- * associated-data rule in services/sealed-columns.ts (the type makes that one required), and a
+ * associated-data rule in services/sealing/sealed-value-aad.ts (the type makes that one required), and a
  * migration giving it the trigger that refuses a retired master key (migrations/013).
  * Each table holds one sealed column, so a column's table names it.
  */

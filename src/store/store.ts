@@ -44,7 +44,7 @@ export interface Store {
   flows: FlowsRepository;
   audit: AuditRepository;
   masterKeys: MasterKeysRepository;
-  /** The installation's own random secrets, sealed (services/instance-secrets.ts). */
+  /** The installation's own random secrets, sealed (services/sealing/instance-secrets.ts). */
   instanceSecrets: InstanceSecretsRepository;
   maintenance: MaintenanceRepository;
   rateLimits: RateLimitsRepository;

@@ -11,10 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { Problem, problemBody } from '../errors.js';
 import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './arrival-limits.js';
 import { own } from './form-fields.js';
-import { faultProblem, type ProblemResponder } from './problems.js';
+import { Problem, problemBody } from './problem.js';
+import { faultProblem, type ProblemResponder } from './problem-answers.js';
 
 export type Area = 'api' | 'dashboard' | 'pages' | 'other';
 

@@ -5,8 +5,8 @@
  */
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { type FieldError, Problem } from '../errors.js';
-import { redactKeys } from '../keys/format.js';
+import { redactKeys } from '../services/keys/key-format.js';
+import { type FieldError, Problem } from './problem.js';
 
 const shared: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
 const bodyAjv = new Ajv({ ...shared, coerceTypes: false });

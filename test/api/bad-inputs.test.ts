@@ -5,9 +5,9 @@
  */
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorCode } from '../../src/errors.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { allowRedirectUri } from '../../src/services/servers.js';
+import { allowRedirectUri } from '../../src/services/servers/servers.js';
+import type { ErrorCode } from '../../src/web/problem.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic, snapshotTables } from '../helpers/hosted-form.js';
 import { expectProblem } from '../helpers/problem-assertions.js';

@@ -11,11 +11,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openContext } from '../../src/runtime.js';
-import { createAccountKey } from '../../src/services/account-keys.js';
-import { createAccount } from '../../src/services/accounts.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { createServer } from '../../src/services/servers.js';
+import { createAccountKey } from '../../src/services/keys/account-keys.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { createServer } from '../../src/services/servers/servers.js';
+import { createAccount } from '../../src/services/users/accounts.js';
 import { cliEnv, newMasterKey, runCli, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { createPostgresDatabase, type EmbeddedPostgresServer, startEmbeddedPostgres } from '../helpers/embedded-postgres.js';
 

@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { problemOf } from '../../src/api/domain-problem.js';
-import { ERRORS } from '../../src/errors.js';
 import { DOMAIN_ERROR_CODES, DomainError, type DomainErrorCode } from '../../src/services/domain-error.js';
+import { ERRORS } from '../../src/web/problem.js';
 
 const CODES = Object.keys(DOMAIN_ERROR_CODES) as DomainErrorCode[];
 

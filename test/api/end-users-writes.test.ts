@@ -3,7 +3,7 @@
  * forms, a second connection replaces the first, and Idempotency-Key replays the first form session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { iso } from '../../src/clock.js';
+import { iso } from '../../src/primitives/clock.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, readEndUser, requestForm } from '../helpers/form-session.js';
 import { connectStatic, formPath, snapshotTables } from '../helpers/hosted-form.js';

@@ -3,7 +3,7 @@
  * with its secrets. Revoking and Idempotency-Key are in end-users-writes.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { iso } from '../../src/clock.js';
+import { iso } from '../../src/primitives/clock.js';
 import { ENGINES } from '../helpers/databases.js';
 import { readEndUser } from '../helpers/form-session.js';
 import { connectStatic } from '../helpers/hosted-form.js';

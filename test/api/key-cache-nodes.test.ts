@@ -6,9 +6,9 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { rotateServerKey, setServerMode } from '../../src/services/servers.js';
+import { revokeAccountKey } from '../../src/services/keys/account-keys.js';
+import { rotateServerKey, setServerMode } from '../../src/services/servers/servers.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createTenant, keys, newAccountKey, type SecondNode, startSecondNode, startTestApp, type Tenant, type TestApp } from '../helpers/test-app.js';

@@ -1,9 +1,9 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddressLimit, addressGroup, TRACKED_ADDRESSES } from '../../src/auth/rate-limit.js';
-import { generateKey } from '../../src/keys/format.js';
-import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/keys/account-keys.js';
+import { generateKey } from '../../src/services/keys/key-format.js';
 import { bearer, withBadChecksum } from '../helpers/auth-matrix.js';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';

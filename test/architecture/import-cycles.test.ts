@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { folderGraph, report } from '../../scripts/check-import-cycles.js';
+import { checkedGraphs, folderGraph, report } from '../../scripts/check-import-cycles.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SRC = join(ROOT, 'src');
@@ -54,6 +54,27 @@ describe('the folders of src/', () => {
   });
 });
 
+describe('the domain folders of src/services/', () => {
+  const graphs = checkedGraphs(SRC);
+  const services = graphs.find(({ folder }) => folder === 'services')!.graph;
+
+  it('are checked as a level of their own', () => {
+    expect(graphs.map(({ folder }) => folder)).toContain('services');
+    expect(services.edges.has('oauth → credentials')).toBe(true);
+  });
+
+  it('import each other without a cycle', () => {
+    expect(services.cycles, report(services, 'the folders of services/')).toEqual([]);
+  });
+
+  it('keep the shared kernel (context, errors, observer, well-formed) free of any domain', () => {
+    const kernel = ['context', 'domain-error', 'observer', 'well-formed'];
+    const domains = new Set([...services.edges.keys()].map((key) => key.split(' → ')[0]!).filter((node) => !kernel.includes(node)));
+    const fromKernel = [...services.edges.keys()].filter((key) => kernel.includes(key.split(' → ')[0]!) && domains.has(key.split(' → ')[1]!));
+    expect(fromKernel).toEqual([]);
+  });
+});
+
 describe('the check on a tree with a cycle', () => {
   const cyclic = {
     'config.ts': "import { a } from './a/one.js';\nexport const config = a;\n",
@@ -81,6 +102,18 @@ describe('the check on a tree with a cycle', () => {
     const graph = folderGraph(tree({ ...cyclic, 'b/two.ts': 'export const b = 2;\n' }));
     expect(graph.cycles).toEqual([]);
     expect(report(graph)).toContain('No cycle between top-level folders.');
+  });
+
+  it('finds a cycle between the domain folders one level down, which the top level cannot see', () => {
+    const nested = tree({
+      'services/a/one.ts': "import { two } from '../b/two.js';\nexport const one = two;\n",
+      'services/b/two.ts': "import type { one } from '../a/one.js';\nexport const two = 2;\nexport type One = typeof one;\n",
+      'app.ts': "import { one } from './services/a/one.js';\nexport const app = one;\n",
+    });
+    const [top, services] = checkedGraphs(nested);
+    expect(top!.graph.cycles).toEqual([]);
+    expect(services!.folder).toBe('services');
+    expect(services!.graph.cycles).toEqual([['a', 'b', 'a']]);
   });
 
   // src/ itself passing is the first test above; one process is enough to see the exit code.

@@ -4,8 +4,8 @@
  * provider commands are in provider-cli.test.ts, the listings in listing-cli.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyDigest } from '../../src/keys/format.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
+import { keyDigest } from '../../src/services/keys/key-format.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
 import { cliEnv, cliJson, newMasterKey, runCli, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { ALL_MIGRATIONS, createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';

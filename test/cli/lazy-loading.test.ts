@@ -45,7 +45,7 @@ describe('the CLI loads only what a command needs', () => {
     const files = await loaded(['key', 'list', '--account', accountId, '--json']);
     // The probe saw the command run: its own module, compiled, and the store it read.
     expect(files).toContain('dist/cli/key-commands.js');
-    expect(files).toContain('dist/services/account-keys.js');
+    expect(files).toContain('dist/services/keys/account-keys.js');
     expect(files.some((f) => f.startsWith('node_modules/kysely/'))).toBe(true);
     expect(files.filter((f) => f.startsWith('src/') || f.endsWith('.ts'))).toEqual([]);
     const forbidden = [
@@ -54,9 +54,9 @@ describe('the CLI loads only what a command needs', () => {
       'dist/dashboard/',
       'dist/connect/',
       'dist/api/',
-      'dist/services/sessions.js',
-      'dist/services/passwords.js',
-      'dist/services/oauth-client.js',
+      'dist/services/users/sessions.js',
+      'dist/services/users/passwords.js',
+      'dist/services/oauth/oauth-client.js',
       'dist/outbound/outbound-http.js',
       'dist/cli/webhook-commands.js',
       'node_modules/fastify/',

@@ -4,7 +4,7 @@
  * and as text, never a key or a client secret, and the refusals of an unknown account or server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOG } from '../../src/providers/catalog.js';
+import { CATALOG } from '../../src/catalog/catalog.js';
 import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 

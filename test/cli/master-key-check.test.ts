@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { masterKeyId } from '../../src/services/vault.js';
+import { masterKeyId } from '../../src/primitives/vault.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
 import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';

@@ -8,15 +8,15 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Vault } from '../../src/primitives/vault.js';
 import type { ServiceContext } from '../../src/services/context.js';
-import { aad as idempotencyAad } from '../../src/services/idempotency.js';
-import { verifyMasterKeys } from '../../src/services/master-key.js';
-import { rotateMasterKey } from '../../src/services/master-key-rotation.js';
-import { Vault } from '../../src/services/vault.js';
-import { isRetiredMasterKeyRefusal } from '../../src/store/errors.js';
+import { aad as idempotencyAad } from '../../src/services/idempotency/idempotency.js';
+import { verifyMasterKeys } from '../../src/services/sealing/master-key.js';
+import { rotateMasterKey } from '../../src/services/sealing/master-key-rotation.js';
 import { migrateUpTo } from '../../src/store/migrate.js';
 import { SEALED_COLUMNS } from '../../src/store/sealed-columns.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
+import { isRetiredMasterKeyRefusal } from '../../src/store/store-errors.js';
 import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES } from '../helpers/databases.js';
 import { connectStatic, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';

@@ -5,8 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aad as idempotencyAad } from '../../src/services/idempotency.js';
-import { Vault } from '../../src/services/vault.js';
+import { Vault } from '../../src/primitives/vault.js';
+import { aad as idempotencyAad } from '../../src/services/idempotency/idempotency.js';
 import { cliEnv, cliJson, newMasterKey, PROJECT_ROOT } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { requestForm } from '../helpers/form-session.js';

@@ -8,8 +8,8 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialAad } from '../../src/services/credentials.js';
-import { Vault } from '../../src/services/vault.js';
+import { Vault } from '../../src/primitives/vault.js';
+import { credentialAad } from '../../src/services/credentials/credentials.js';
 import { cliEnv, newMasterKey, runCli } from '../helpers/cli-process.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';

@@ -4,7 +4,7 @@
  * stored, its URL rules and its refusals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Vault } from '../../src/services/vault.js';
+import { Vault } from '../../src/primitives/vault.js';
 import { cliJson, runCli } from '../helpers/cli-process.js';
 import { type CliTenant, startCliTenant } from '../helpers/cli-tenant.js';
 import { ENGINES } from '../helpers/databases.js';

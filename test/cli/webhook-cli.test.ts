@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
-import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events.js';
-import { webhookSecretAad } from '../../src/services/webhook-signing.js';
+import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhooks/webhook-events.js';
+import { webhookSecretAad } from '../../src/services/webhooks/webhook-signing.js';
 import { type CliRun, cliEnv, cliJson, runCli } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createTenant, startTestApp, type TestApp } from '../helpers/test-app.js';

@@ -5,8 +5,8 @@
  * "…" or "." must not get a second stop.
  */
 import { describe, expect, it } from 'vitest';
-import { STATIC_PROVIDERS } from '../../src/providers/catalog.js';
-import { fieldError } from '../../src/services/static-forms.js';
+import { STATIC_PROVIDERS } from '../../src/catalog/catalog.js';
+import { fieldError } from '../../src/services/providers/static-forms.js';
 
 const PATTERNED = STATIC_PROVIDERS.flatMap((provider) =>
   provider.fields.filter((f) => f.pattern).map((field) => ({ provider: provider.slug, name: field.name, field })),

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addCustomStaticProvider, parseFieldSpec } from '../../src/services/providers.js';
-import { allowRedirectUri } from '../../src/services/servers.js';
-import { completeForm, openForm } from '../../src/services/static-forms.js';
+import { addCustomStaticProvider, parseFieldSpec } from '../../src/services/providers/server-providers.js';
+import { completeForm, openForm } from '../../src/services/providers/static-forms.js';
+import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, fieldMessage, inputValue, readEndUser, requestForm } from '../helpers/form-session.js';
 import { openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';

@@ -4,9 +4,9 @@
  * their values with the error beside the field; CSRF and other accounts' users change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { createServer } from '../../src/services/servers.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/keys/account-keys.js';
+import { createServer } from '../../src/services/servers/servers.js';
 import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { expectProblem } from '../helpers/problem-assertions.js';

@@ -5,10 +5,10 @@
  * personal-mode server has no audience; CSRF and other accounts' users change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { createServer, type ServerMode } from '../../src/services/servers.js';
+import { createAccountKey } from '../../src/services/keys/account-keys.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { createServer, type ServerMode } from '../../src/services/servers/servers.js';
 import { type AuthorizationServer, startAuthorizationServer } from '../helpers/authorization-server.js';
 import { csrfOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';

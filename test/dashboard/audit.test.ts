@@ -4,12 +4,12 @@
  * skips nor repeats, and nothing from another account.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { iso } from '../../src/clock.js';
-import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
-import { recordAudit } from '../../src/services/audit.js';
+import { iso } from '../../src/primitives/clock.js';
+import { recordAudit } from '../../src/services/audit/audit.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { createServer, rotateServerKey, setServerMode } from '../../src/services/servers.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/keys/account-keys.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { createServer, rotateServerKey, setServerMode } from '../../src/services/servers/servers.js';
 import { csrfOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';

@@ -4,7 +4,7 @@
  * repeated failed sign-ins.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCK_SECONDS, MAX_SIGN_IN_ATTEMPTS } from '../../src/services/sign-in-attempts.js';
+import { LOCK_SECONDS, MAX_SIGN_IN_ATTEMPTS } from '../../src/services/users/sign-in-attempts.js';
 import { csrfOf, DashboardClient, signUpUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';

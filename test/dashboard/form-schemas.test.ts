@@ -8,7 +8,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
+import { addWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
 import { DASHBOARD_POSTS, PUBLIC_POSTS, urlOf } from '../helpers/dashboard-forms.js';
 import { csrfOf, DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';

@@ -4,9 +4,9 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SESSION_SECONDS } from '../../src/services/sessions.js';
-import { LOCK_SECONDS } from '../../src/services/sign-in-attempts.js';
-import { runSweeps, standardSweeps } from '../../src/services/sweeps.js';
+import { runSweeps, standardSweeps } from '../../src/services/retention/sweeps.js';
+import { SESSION_SECONDS } from '../../src/services/users/sessions.js';
+import { LOCK_SECONDS } from '../../src/services/users/sign-in-attempts.js';
 import { DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';

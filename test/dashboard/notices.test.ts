@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { createServer } from '../../src/services/servers.js';
+import { createServer } from '../../src/services/servers/servers.js';
 import { DashboardClient, newSignedInUser } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';

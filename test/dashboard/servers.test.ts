@@ -5,9 +5,9 @@
  * account's user change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { listRedirectUris } from '../../src/services/servers.js';
+import { createAccountKey } from '../../src/services/keys/account-keys.js';
+import { listRedirectUris } from '../../src/services/servers/servers.js';
 import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { expectProblem } from '../helpers/problem-assertions.js';

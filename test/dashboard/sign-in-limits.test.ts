@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/services/accounts.js';
-import { rotateMasterKey } from '../../src/services/master-key-rotation.js';
-import { MAX_SIGN_IN_ATTEMPTS } from '../../src/services/sign-in-attempts.js';
+import { rotateMasterKey } from '../../src/services/sealing/master-key-rotation.js';
+import { createAccount } from '../../src/services/users/accounts.js';
+import { MAX_SIGN_IN_ATTEMPTS } from '../../src/services/users/sign-in-attempts.js';
 import { csrfOf, DashboardClient, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { type SecondNode, startSecondNode, startTestApp, type TestApp } from '../helpers/test-app.js';

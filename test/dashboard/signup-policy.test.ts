@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SignupPolicy } from '../../src/config.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { createAccount } from '../../src/services/users/accounts.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { csrfOf, DashboardClient, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';

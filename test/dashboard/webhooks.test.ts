@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { createServer } from '../../src/services/servers.js';
-import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
-import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events.js';
+import { createServer } from '../../src/services/servers/servers.js';
+import { addWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhooks/webhook-events.js';
 import { csrfOf, type DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';

@@ -3,11 +3,12 @@
  * with grace, account keys revoked, expired and never issued, server keys of a rotated-out, a personal
  * and another account's server.
  */
-import { generateKey } from '../../src/keys/format.js';
-import { createAccountKey, revokeAccountKey } from '../../src/services/account-keys.js';
+
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { createServer, rotateServerKey } from '../../src/services/servers.js';
+import { createAccountKey, revokeAccountKey } from '../../src/services/keys/account-keys.js';
+import { generateKey } from '../../src/services/keys/key-format.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { createServer, rotateServerKey } from '../../src/services/servers/servers.js';
 import { createTenant, type Tenant, type TestApp } from './test-app.js';
 
 export interface AuthFixture {

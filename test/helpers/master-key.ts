@@ -1,6 +1,6 @@
 /** For the master-key suites: a one-line start-up refusal, key ids. */
 import { expect } from 'vitest';
-import { masterKeyId } from '../../src/services/vault.js';
+import { masterKeyId } from '../../src/primitives/vault.js';
 import type { CliRun } from './cli-process.js';
 
 /** The key id (hex) a base64 master key is recorded under. */

@@ -3,8 +3,8 @@
  * authorization server, flows through them, and what Keyward stored of a credential (opened with its vault).
  */
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { openCredentialSecret } from '../../src/services/credentials.js';
-import { addCustomOAuthProvider } from '../../src/services/providers.js';
+import { openCredentialSecret } from '../../src/services/credentials/credentials.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
 import type { CredentialRow } from '../../src/store/schema.js';
 import type { OAuthTenant } from './oauth-tenant.js';
 

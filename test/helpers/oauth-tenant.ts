@@ -4,8 +4,8 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addCustomOAuthProvider } from '../../src/services/providers.js';
-import { allowRedirectUri } from '../../src/services/servers.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
+import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import type { Engine } from '../../src/store/store.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { startWithTenant, type Tenant, type TestApp, type TestAppOptions } from './test-app.js';

@@ -1,7 +1,7 @@
 /** Checks an error response against the contract's problem shape (CONTRACT 2.2). */
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { ERRORS, type ErrorCode } from '../../src/errors.js';
+import { ERRORS, type ErrorCode } from '../../src/web/problem.js';
 
 export interface ProblemJson {
   type: string;

@@ -8,8 +8,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { catalogProvider } from '../../src/providers/catalog.js';
-import type { Provider } from '../../src/providers/types.js';
+import { catalogProvider } from '../../src/catalog/catalog.js';
+import type { Provider } from '../../src/catalog/provider-definition.js';
 
 export type StandInSlug = 'github' | 'slack' | 'notion';
 export const STAND_IN_SLUGS: readonly StandInSlug[] = ['github', 'slack', 'notion'];

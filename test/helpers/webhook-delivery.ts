@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceContext } from '../../src/services/context.js';
-import { type DeliveryView, listDeliveries } from '../../src/services/webhook-endpoints.js';
+import { type DeliveryView, listDeliveries } from '../../src/services/webhooks/webhook-endpoints.js';
 import type { TestClock } from './test-app.js';
 
 /** The endpoint's delivery of one message, with its attempts (listDeliveries, as the CLI and dashboard show it). */

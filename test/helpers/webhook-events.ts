@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../src/services/context.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
+import { addWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
 import type { TestApp } from './test-app.js';
 import { type ReceivedWebhook, startWebhookReceiver, verifiedEvent, type WebhookReceiver } from './webhook-receiver.js';
 

@@ -3,8 +3,8 @@
  * change writes it (recordEvent in the change's transaction), then sent by the test node's real
  * dispatcher to a real receiver, whose answer decides the outcome (a 400 fails the message at once).
  */
-import { iso } from '../../src/clock.js';
-import { recordEvent } from '../../src/services/webhook-events.js';
+import { iso } from '../../src/primitives/clock.js';
+import { recordEvent } from '../../src/services/webhooks/webhook-events.js';
 import type { TestApp } from './test-app.js';
 
 /** Writes a `connect.failed` event on the server, as a flow ending failed does; the ids of its messages. */

@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { generateKey, hasKeyShape, isWellFormedKey, keyDigest, keyHint } from '../../src/keys/format.js';
+import { generateKey, hasKeyShape, isWellFormedKey, keyDigest, keyHint } from '../../src/services/keys/key-format.js';
 
 describe('key formats (CONTRACT 1)', () => {
   it('makes keys of the exact shape, with a CRC-32 of the 64 hex as the last 8', () => {

@@ -6,14 +6,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/keys/format.js';
+import { catalogProvider } from '../../src/catalog/catalog.js';
+import type { Provider } from '../../src/catalog/provider-definition.js';
 import { UNMATCHED_ROUTE } from '../../src/metrics/http-metrics.js';
 import { type MetricsServer, startMetricsServer } from '../../src/metrics/metrics-server.js';
-import { catalogProvider } from '../../src/providers/catalog.js';
-import type { Provider } from '../../src/providers/types.js';
-import { runBackgroundRefresh } from '../../src/services/background-refresh.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
+import { generateKey } from '../../src/services/keys/key-format.js';
+import { runBackgroundRefresh } from '../../src/services/oauth/background-refresh.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
 import type { AuthorizationServer } from '../helpers/authorization-server.js';
 import { ENGINES } from '../helpers/databases.js';
 import { storedCredential } from '../helpers/oauth-credentials.js';

@@ -8,16 +8,16 @@
  */
 import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RUN_INTERVAL_MS, scheduleBackgroundRefresh } from '../../src/background-refresh-schedule.js';
+import { RUN_INTERVAL_MS, scheduleBackgroundRefresh } from '../../src/jobs/background-refresh-schedule.js';
+import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
 import {
   BATCH_SIZE,
   BATCHES_PER_RUN,
   type BackgroundRefreshLimits,
   type BackgroundRefreshReport,
   runBackgroundRefresh,
-} from '../../src/services/background-refresh.js';
-import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
-import { addWebhookEndpoint, listDeliveries } from '../../src/services/webhook-endpoints.js';
+} from '../../src/services/oauth/background-refresh.js';
+import { addWebhookEndpoint, listDeliveries } from '../../src/services/webhooks/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
 import { addProviderLikeAcme, connectTo, credentialRow, storedCredential } from '../helpers/oauth-credentials.js';
 import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';

@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { allowRedirectUri } from '../../src/services/servers.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';
 import { APP_REDIRECT } from '../helpers/oauth-tenant.js';

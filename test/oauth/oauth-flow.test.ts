@@ -4,7 +4,7 @@
  * provider itself through RFC 7662 introspection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCredentialSecret } from '../../src/services/credentials.js';
+import { openCredentialSecret } from '../../src/services/credentials/credentials.js';
 import { ENGINES } from '../helpers/databases.js';
 import { APP_REDIRECT, type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
 

@@ -9,11 +9,11 @@
 import type { LookupAddress } from 'node:dns';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { addSeconds, iso } from '../../src/clock.js';
+import { addSeconds, iso } from '../../src/primitives/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { storeCredential } from '../../src/services/credentials.js';
-import { addCustomOAuthProvider } from '../../src/services/providers.js';
-import { allowRedirectUri } from '../../src/services/servers.js';
+import { storeCredential } from '../../src/services/credentials/credentials.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
+import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { type ScriptedTokenEndpoint, startScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';
 import { type SecondNode, startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';

@@ -5,12 +5,12 @@
  * lifts exactly those refusals. The built-in catalog passes the strict policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OAUTH_PROVIDERS } from '../../src/catalog/catalog.js';
 import { browserUrlRefusal, outboundUrlRefusal } from '../../src/outbound/address-policy.js';
-import { OAUTH_PROVIDERS } from '../../src/providers/catalog.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { DomainError } from '../../src/services/domain-error.js';
-import { addCustomOAuthProvider } from '../../src/services/providers.js';
-import { createServer } from '../../src/services/servers.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
+import { createServer } from '../../src/services/servers/servers.js';
 import { DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';

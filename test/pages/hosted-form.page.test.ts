@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { allowRedirectUri } from '../../src/services/servers.js';
+import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
 import { createTenant, keys, startTestApp, type Tenant, type TestApp } from '../helpers/test-app.js';
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { allowRedirectUri } from '../../src/services/servers.js';
+import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
 import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';
 

@@ -6,10 +6,10 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/keys/format.js';
 import { Keyward, KeywardError, SDK_ERROR_CODES } from '../../src/sdk/index.js';
-import { revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
+import { revokeAccountKey } from '../../src/services/keys/account-keys.js';
+import { generateKey } from '../../src/services/keys/key-format.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { createTenant, keys, newAccountKey, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 import { type StandIn, startStandIn } from './stand-in.js';

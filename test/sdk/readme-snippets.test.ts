@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 

@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keyward, KeywardError, verifyWebhook, type WebhookEvent, type WebhookEventOf } from '../../src/sdk/index.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
+import { rotateWebhookSecret } from '../../src/services/webhooks/webhook-endpoints.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
 import { type Subscriber, subscribe } from '../helpers/webhook-events.js';

@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { expect } from 'vitest';
-import { ERRORS } from '../../src/errors.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { ERRORS } from '../../src/web/problem.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 export interface Exchange {

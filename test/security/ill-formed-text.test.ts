@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { createServer } from '../../src/services/servers.js';
+import { createServer } from '../../src/services/servers/servers.js';
 import { type DashboardClient, hiddenFieldsOf, signUpUser, userByEmail, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { snapshotTables } from '../helpers/hosted-form.js';

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { rotateServerKey } from '../../src/services/servers.js';
-import { addWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { rotateServerKey } from '../../src/services/servers/servers.js';
+import { addWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhooks/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic, formPath, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';
 import { leaked, sqliteFilesText, storedRowsText } from '../helpers/secret-scan.js';

@@ -5,8 +5,8 @@
  * nested call runs on the open transaction instead, whatever depth it is called at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
+import { createAccountKey, listAccountKeys, revokeAccountKey } from '../../src/services/keys/account-keys.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 

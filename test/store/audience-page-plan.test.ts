@@ -6,10 +6,10 @@
  */
 import { type Compilable, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { iso } from '../../src/clock.js';
-import { listMembers, type PageQuery } from '../../src/services/audience.js';
+import { iso } from '../../src/primitives/clock.js';
+import { listMembers, type PageQuery } from '../../src/services/audience/members.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { storeCredential } from '../../src/services/credentials.js';
+import { storeCredential } from '../../src/services/credentials/credentials.js';
 import { PREFIX_RANGE_LIMIT, PREFIX_WALK_LIMIT, prefixEnd } from '../../src/store/audience-page-queries.js';
 import type { PageFilter, PagePlan, PagePosition } from '../../src/store/audience-repository.js';
 import { ENGINES } from '../helpers/databases.js';

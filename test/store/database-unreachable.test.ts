@@ -1,5 +1,5 @@
 /**
- * Which errors mean "the database cannot be reached" (store/errors.ts), read from real drivers: the
+ * Which errors mean "the database cannot be reached" (store/store-errors.ts), read from real drivers: the
  * store throws DatabaseUnavailable for a PostgreSQL server that refuses the connection or ends the
  * session (57P01, as a fast shutdown does), and for an SQLite file another process holds locked past
  * the busy timeout or that cannot be opened; every other database error leaves the store as the
@@ -12,9 +12,9 @@ import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseUnavailable, isUniqueViolation } from '../../src/store/errors.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
+import { DatabaseUnavailable, isUniqueViolation } from '../../src/store/store-errors.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { freePort } from '../helpers/embedded-postgres.js';
 

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { createServer } from '../../src/services/servers.js';
+import { createServer } from '../../src/services/servers/servers.js';
 import { createTenant, startTestApp, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 /** A second process that writes to the file and keeps its write transaction open for a while. */

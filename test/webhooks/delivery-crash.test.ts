@@ -5,7 +5,7 @@
  * the same webhook-id once the dead node's lease has run out, and records the delivery.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhook-retry-policy.js';
+import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhooks/webhook-retry-policy.js';
 import { cliEnv, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { formPath } from '../helpers/hosted-form.js';

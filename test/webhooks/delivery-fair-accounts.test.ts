@@ -10,10 +10,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOutbound } from '../../src/outbound/outbound-http.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { createServer } from '../../src/services/servers.js';
-import { DEFAULT_DISPATCHER_LIMITS, WebhookDispatcher } from '../../src/services/webhook-delivery.js';
-import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
-import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhook-retry-policy.js';
+import { createServer } from '../../src/services/servers/servers.js';
+import { DEFAULT_DISPATCHER_LIMITS, WebhookDispatcher } from '../../src/services/webhooks/webhook-delivery.js';
+import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
+import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhooks/webhook-retry-policy.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createTenant, startTestApp, type TestApp } from '../helpers/test-app.js';
 import { until } from '../helpers/webhook-delivery.js';

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { removeWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
-import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhook-retry-policy.js';
+import { removeWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
+import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhooks/webhook-retry-policy.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 import { deliveryOf, until } from '../helpers/webhook-delivery.js';

@@ -6,11 +6,11 @@
  * stands still unless moved, so "not due before, due after" is checked to the millisecond.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { iso } from '../../src/clock.js';
 import { createOutbound } from '../../src/outbound/outbound-http.js';
+import { iso } from '../../src/primitives/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { WebhookDispatcher } from '../../src/services/webhook-delivery.js';
-import { addWebhookEndpoint, removeWebhookEndpoint, resendMessage } from '../../src/services/webhook-endpoints.js';
+import { WebhookDispatcher } from '../../src/services/webhooks/webhook-delivery.js';
+import { addWebhookEndpoint, removeWebhookEndpoint, resendMessage } from '../../src/services/webhooks/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
 import { freePort } from '../helpers/embedded-postgres.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';

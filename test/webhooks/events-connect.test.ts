@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { removeWebhookEndpoint } from '../../src/services/webhook-endpoints.js';
+import { removeWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { type OAuthTenant, startOAuthTenant } from '../helpers/oauth-tenant.js';

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { storeCredential } from '../../src/services/credentials.js';
-import { completeForm, openForm } from '../../src/services/static-forms.js';
-import { removeWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
-import { recordEvent } from '../../src/services/webhook-events.js';
+import { storeCredential } from '../../src/services/credentials/credentials.js';
+import { completeForm, openForm } from '../../src/services/providers/static-forms.js';
+import { removeWebhookEndpoint, rotateWebhookSecret } from '../../src/services/webhooks/webhook-endpoints.js';
+import { recordEvent } from '../../src/services/webhooks/webhook-events.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm } from '../helpers/form-session.js';
 import { connectStatic, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';

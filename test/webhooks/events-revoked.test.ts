@@ -7,11 +7,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountKey } from '../../src/services/account-keys.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { enableProvider } from '../../src/services/providers.js';
-import { createServer } from '../../src/services/servers.js';
-import { recordRevocations, revocationHoldSeconds } from '../../src/services/webhook-events.js';
+import { createAccountKey } from '../../src/services/keys/account-keys.js';
+import { enableProvider } from '../../src/services/providers/server-providers.js';
+import { createServer } from '../../src/services/servers/servers.js';
+import { recordRevocations, revocationHoldSeconds } from '../../src/services/webhooks/webhook-events.js';
 import { newSignedInUser } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';

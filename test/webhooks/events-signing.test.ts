@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { removeWebhookEndpoint, resendMessage, rotateWebhookSecret } from '../../src/services/webhook-endpoints.js';
+import { removeWebhookEndpoint, resendMessage, rotateWebhookSecret } from '../../src/services/webhooks/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';

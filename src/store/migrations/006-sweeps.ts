@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Indexes for the sweeps (services/sweeps.ts): each run looks for rows past a time in these columns,
+ * Indexes for the sweeps (services/retention/sweeps.ts): each run looks for rows past a time in these columns,
  * and without an index that is a scan of the whole table every few minutes. (idempotency_records
  * already has one on expires_at.)
  */

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The background refresh (CONTRACT 5, KEYWARD_BACKGROUND_REFRESH_HOURS; services/background-refresh.ts).
+ * The background refresh (CONTRACT 5, KEYWARD_BACKGROUND_REFRESH_HOURS; services/oauth/background-refresh.ts).
  *
  * credentials_refresh_due serves its one question on any table size: the active OAuth credentials
  * whose last refresh attempt (or, never attempted, their connection) is oldest, in that order, from a

@@ -11,7 +11,7 @@ import type { Engine } from '../connections.js';
  * data (scanning a million sealed values at every start, or counting per key on every write, is what
  * this avoids):
  * - a trigger on every sealed column refuses a value whose key id (bytes 2–9 of the layout-2 value,
- *   see services/vault.ts) names a retired key. On PostgreSQL it first takes a shared advisory lock
+ *   see primitives/vault.ts) names a retired key. On PostgreSQL it first takes a shared advisory lock
  *   that a retirement takes exclusively, so a write and a rotation retiring its key line up: the
  *   retirement waits for the write to commit (and then counts its value), or the write waits for the
  *   retirement and is refused. On SQLite every write transaction already holds the database's one
@@ -31,7 +31,7 @@ const SEALED = [
   ['webhook_secrets', 'secret'],
 ] as const;
 
-/** What a refused write says; store/errors.ts recognises it by this text (SQLite's trigger gives no code of its own). */
+/** What a refused write says; store/store-errors.ts recognises it by this text (SQLite's trigger gives no code of its own). */
 export const RETIRED_KEY_REFUSAL =
   "sealed under a retired master key: keyward master-key rotate retired this node's KEYWARD_MASTER_KEY; restart it with the current one";
 

@@ -1,0 +1,268 @@
+/** The audience of a business-mode server: list (keyset pages), read one member with secrets, revoke. */
+import { iso } from '../../primitives/clock.js';
+import { sameText } from '../../primitives/digest.js';
+import type { CredentialSummaryRow } from '../../store/audience-repository.js';
+import { recordAudit } from '../audit/audit.js';
+import type { Actor, ServiceContext } from '../context.js';
+import { openCredentialSecret } from '../credentials/credentials.js';
+import { DomainError } from '../domain-error.js';
+import { oauthClientSettings } from '../oauth/client-settings.js';
+import { revokeAtProvider } from '../oauth/provider-revocation.js';
+import { type ReadCredential, readFresh } from '../oauth/token-refresh.js';
+import type { ProviderRevocation } from '../webhooks/webhook-events.js';
+import { recordRevocations } from '../webhooks/webhook-events.js';
+
+export interface CredentialSummary {
+  id: string;
+  provider: string;
+  type: 'oauth2' | 'static';
+  status: 'active' | 'needs_reauth';
+  connectedAt: string;
+  updatedAt: string;
+}
+
+export interface CredentialWithSecrets extends CredentialSummary {
+  values?: Record<string, string>;
+  accessToken?: string;
+  tokenType?: string;
+  expiresAt?: string | null;
+  scopes?: string[];
+  refreshedAt?: string | null;
+  error?: { code: string; message?: string; retryable?: boolean };
+}
+
+export interface AudienceMemberView<C> {
+  externalUserId: string;
+  createdAt: string;
+  updatedAt: string;
+  credentials: C[];
+}
+
+export interface AudienceMemberPage {
+  data: AudienceMemberView<CredentialSummary>[];
+  hasMore: boolean;
+  nextCursor: string | null;
+}
+
+function summary(row: CredentialSummaryRow): CredentialSummary {
+  return { id: row.id, provider: row.provider, type: row.type, status: row.status, connectedAt: row.connected_at, updatedAt: row.updated_at };
+}
+
+const cursorMac = (ctx: ServiceContext, payload: string) => ctx.vault.mac(`cursor|${payload}`).slice(0, 22);
+
+/**
+ * A cursor is the last row's (createdAt, externalUserId), signed so a client cannot hand-craft one.
+ * It names a place in the list's order, whatever the filters: the next page starts after it.
+ */
+export function encodeCursor(ctx: ServiceContext, createdAt: string, externalUserId: string): string {
+  const payload = Buffer.from(JSON.stringify([createdAt, externalUserId])).toString('base64url');
+  return `${payload}.${cursorMac(ctx, payload)}`;
+}
+
+function decodeCursor(ctx: ServiceContext, cursor: string): [string, string] {
+  const refusal = new DomainError('invalid_cursor', {
+    field: 'cursor',
+    detail: 'The cursor is not one this API returned. Pass the nextCursor of the previous page, unchanged.',
+  });
+  const [payload, mac, extra] = cursor.split('.');
+  if (!payload || !mac || extra !== undefined || !sameText(cursorMac(ctx, payload), mac)) throw refusal;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
+      return [value[0], value[1]];
+    }
+  } catch {
+    // Falls through to the same answer as any other bad cursor.
+  }
+  throw refusal;
+}
+
+export interface PageQuery {
+  limit: number;
+  cursor?: string;
+  provider?: string;
+  prefix?: string;
+}
+
+/**
+ * One page of members after the cursor's position, oldest first, then by id. The repository finds it
+ * in list order on an index (or sorts a bounded set of prefix matches), so its cost does not grow with
+ * the audience (CONTRACT 2.5). One row more than the limit tells whether there is a next page.
+ */
+export async function listMembers(ctx: ServiceContext, serverId: string, query: PageQuery): Promise<AudienceMemberPage> {
+  const after = query.cursor === undefined ? null : decodeCursor(ctx, query.cursor);
+  const filter = { provider: query.provider, prefix: query.prefix };
+  const rows = await ctx.store.audience.pageOf(serverId, filter, after, query.limit + 1);
+  const page = rows.slice(0, query.limit);
+  const credentials = await ctx.store.audience.summariesOfMembers(page.map((r) => r.id));
+  const byMember = new Map<string, CredentialSummary[]>();
+  for (const row of credentials) {
+    const list = byMember.get(row.member_id) ?? [];
+    list.push(summary(row));
+    byMember.set(row.member_id, list);
+  }
+  const last = page.at(-1);
+  const hasMore = rows.length > query.limit;
+  return {
+    data: page.map((r) => ({
+      externalUserId: r.external_user_id,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      credentials: byMember.get(r.id) ?? [],
+    })),
+    hasMore,
+    nextCursor: hasMore && last ? encodeCursor(ctx, last.created_at, last.external_user_id) : null,
+  };
+}
+
+/** The id is not repeated: whatever a caller pastes into a path (a key, by mistake) must not come back in an error. */
+function notFound(): DomainError {
+  return new DomainError('end_user_not_found', {
+    detail: 'This server has no end user with that externalUserId. Ids are matched exactly: case, spaces and Unicode normalisation count.',
+  });
+}
+
+function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): CredentialWithSecrets {
+  const base = summary(row);
+  const secret = openCredentialSecret(ctx, row);
+  if (secret.type === 'static') return { ...base, values: secret.values };
+  const credential: CredentialWithSecrets = {
+    ...base,
+    expiresAt: row.access_expires_at,
+    scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : [],
+    refreshedAt: row.refreshed_at,
+  };
+  if (row.status === 'active') {
+    credential.accessToken = secret.accessToken;
+    credential.tokenType = secret.tokenType;
+  }
+  if (row.status === 'needs_reauth' && row.error_code) {
+    credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
+  } else if (failure) {
+    credential.error = failure;
+  }
+  return credential;
+}
+
+/**
+ * One member with every credential's secrets, OAuth tokens refreshed first where they expire within
+ * `minValiditySeconds`. `confirmAuth` is called with the auth version the read returned before
+ * anything else happens (no answer, no refresh): it throws where the caller may no longer act.
+ */
+export async function getMember(
+  ctx: ServiceContext,
+  serverId: string,
+  externalUserId: string,
+  minValiditySeconds: number,
+  confirmAuth: (authVersion: string) => Promise<void>,
+): Promise<AudienceMemberView<CredentialWithSecrets>> {
+  const since = iso(ctx.clock.now());
+  const { authVersion, member, credentials } = await ctx.store.audience.memberWithCredentials(serverId, externalUserId);
+  await confirmAuth(authVersion);
+  if (!member) throw notFound();
+  const read = await Promise.all(credentials.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
+  return {
+    externalUserId,
+    createdAt: member.created_at,
+    updatedAt: member.updated_at,
+    credentials: read.filter((r) => r !== undefined).map((r) => withSecrets(ctx, r)),
+  };
+}
+
+export interface RevokedCredential {
+  id: string;
+  provider: string;
+  revokedAt: string;
+  providerRevocation: ProviderRevocation;
+}
+
+/**
+ * Erases the member's credentials (all, or one provider's) and cancels the pending forms and flows
+ * they had on this server, in one transaction; without a provider the member leaves the audience
+ * (audited as `end_user.removed`, beside each credential's `credential.revoked`).
+ * `onlyWithoutCredentials` is the dashboard's "Remove end user", confirmed for a member it showed with
+ * none: one that got a credential since is refused, so nothing the user did not see is erased.
+ */
+export async function revokeMember(
+  ctx: ServiceContext,
+  input: { accountId: string; serverId: string; externalUserId: string; provider?: string; onlyWithoutCredentials?: boolean; actor: Actor },
+): Promise<{ externalUserId: string; revoked: RevokedCredential[] }> {
+  const now = iso(ctx.clock.now());
+  const { erased, events } = await ctx.store.transaction(async () => {
+    // Pending forms and flows first, then the member: the order in which a form or a callback that is
+    // completing takes the same rows (its session or flow, then the member), so the two never wait on
+    // each other in a cycle. One that completed first is then erased with the rest; one that had not
+    // finds itself cancelled.
+    await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
+    const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId, { lock: true });
+    if (memberId === undefined) throw notFound();
+    const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
+    if (input.provider && rows.length === 0) {
+      throw new DomainError('credential_not_found', {
+        field: 'provider',
+        // The caller knows whom it asked about; an error never repeats an externalUserId (it may be an email).
+        detail: `This end user has no credential of provider "${input.provider}".`,
+      });
+    }
+    if (input.onlyWithoutCredentials && rows.length > 0) {
+      throw new DomainError('validation_failed', {
+        detail: 'This end user has a credential now. Revoke it first, then remove the end user.',
+      });
+    }
+    await ctx.store.audience.deleteCredentials(rows.map((r) => r.id));
+    if (!input.provider) await ctx.store.audience.removeMember(memberId);
+    for (const row of rows) {
+      await recordAudit(ctx, {
+        accountId: input.accountId,
+        serverId: input.serverId,
+        actor: input.actor,
+        action: 'credential.revoked',
+        targetId: row.id,
+        detail: { provider: row.provider, externalUserId: input.externalUserId, type: row.type },
+        at: now,
+      });
+    }
+    if (!input.provider) {
+      await recordAudit(ctx, {
+        accountId: input.accountId,
+        serverId: input.serverId,
+        actor: input.actor,
+        action: 'end_user.removed',
+        targetId: memberId,
+        detail: { externalUserId: input.externalUserId, credentials: rows.length },
+        at: now,
+      });
+    }
+    const revocations = await recordRevocations(ctx, { serverId: input.serverId, externalUserId: input.externalUserId, rows, at: now, reason: 'revoked' });
+    return { erased: rows, events: revocations };
+  });
+  // The secrets are gone from storage now; the copies in memory serve only to ask the providers.
+  const revoked = await Promise.all(
+    erased.map(async (row) => {
+      const settings = row.type === 'oauth2' ? await oauthClientSettings(ctx, input.serverId, row.provider) : null;
+      const providerRevocation = await revokeAtProvider(settings, openCredentialSecret(ctx, row));
+      await events.answered(row.id, providerRevocation);
+      return { id: row.id, provider: row.provider, revokedAt: now, providerRevocation };
+    }),
+  );
+  return { externalUserId: input.externalUserId, revoked };
+}
+
+/**
+ * One credential of one member, without its secret: what the dashboard's revoke confirmation names
+ * before anything is erased (null where the member or the credential does not exist on this server).
+ */
+export async function findMemberCredential(ctx: ServiceContext, serverId: string, externalUserId: string, provider: string): Promise<CredentialSummary | null> {
+  const row = await ctx.store.audience.summaryOf(serverId, externalUserId, provider);
+  return row ? summary(row) : null;
+}
+
+/**
+ * A member's credentials, without secrets: what the dashboard's "Remove end user" confirmation checks
+ * before offering removal (null where the server has no such member).
+ */
+export async function findMemberCredentials(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<CredentialSummary[] | null> {
+  const memberId = await ctx.store.audience.memberId(serverId, externalUserId);
+  if (memberId === undefined) return null;
+  return (await ctx.store.audience.summariesOfMembers([memberId])).map(summary);
+}

@@ -1,0 +1,49 @@
+import type { Actor, ServiceContext } from '../context.js';
+
+export type AuditAction =
+  | 'account_key.created'
+  | 'account_key.revoked'
+  | 'account_key.browser_exposure'
+  | 'server.created'
+  | 'server.mode_changed'
+  | 'server_key.rotated'
+  | 'server.redirect_uri_allowed'
+  | 'server.redirect_uri_removed'
+  | 'provider.enabled'
+  | 'provider.added'
+  | 'credential.connected'
+  | 'credential.replaced'
+  | 'credential.revoked'
+  | 'end_user.removed'
+  | 'webhook.added'
+  | 'webhook.removed'
+  | 'webhook.secret_rotated'
+  | 'webhook.message_resent'
+  | 'user.password_set';
+
+export interface AuditEvent {
+  accountId: string;
+  serverId?: string | null;
+  actor: Actor;
+  action: AuditAction;
+  targetId: string;
+  /** Never a secret: hints, labels, slugs, external user ids. */
+  detail?: Record<string, unknown>;
+  at: string;
+}
+
+/**
+ * Called inside the transaction of the change it describes (the ambient one), so the trail never
+ * disagrees with the data. Only the actions above are written.
+ */
+export async function recordAudit(ctx: ServiceContext, event: AuditEvent): Promise<void> {
+  await ctx.store.audit.record({
+    account_id: event.accountId,
+    server_id: event.serverId ?? null,
+    actor: event.actor,
+    action: event.action,
+    target_id: event.targetId,
+    detail: JSON.stringify(event.detail ?? {}),
+    created_at: event.at,
+  });
+}

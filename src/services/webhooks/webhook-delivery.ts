@@ -1,0 +1,433 @@
+/**
+ * Delivery of the outbox (CONTRACT 7): at least once, by one node at a time, signed per Standard
+ * Webhooks, retried on a schedule for 24 hours.
+ *
+ * Every node runs a dispatcher. A message is sent by the node that leased it (a guarded UPDATE; FOR
+ * UPDATE SKIP LOCKED on PostgreSQL), and every write about the attempt is fenced by that lease. A
+ * node that dies mid-send leaves a lease that runs out; the message is then due again, and sent again
+ * with the same webhook-id (at least once: a receiver dedupes on it).
+ *
+ * Concurrency is bounded per node overall, per account and per endpoint, and claims go round the
+ * accounts and their endpoints with something due, so a slow or dead endpoint holds at most its own
+ * few slots, and an account's many dead endpoints at most the account's share: other accounts'
+ * messages go on, and no API request or callback ever waits on a delivery (they only write the outbox).
+ * The shares are this node's: each node bounds what it sends, and the leases decide who sends what.
+ */
+import { randomUUID } from 'node:crypto';
+import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.js';
+import { addSeconds, iso } from '../../primitives/clock.js';
+import { newId } from '../../primitives/ids.js';
+import type { ServiceContext } from '../context.js';
+import {
+  type AttemptResult,
+  answered,
+  type MessageSettlement,
+  nextState,
+  ours,
+  retryAfterSeconds,
+  unanswered,
+  WEBHOOK_TIMEOUT_MS,
+} from './webhook-retry-policy.js';
+import { webhookKey, webhookSecretAad, webhookSignature } from './webhook-signing.js';
+
+/** Beyond the timeout, the time a sender may need to write the outcome back. */
+const LEASE_MARGIN_SECONDS = 5;
+
+/**
+ * The dispatcher works in small pieces, each in an event-loop turn of its own (setImmediate), so
+ * that the API's requests, which arrive as I/O, are answered between them instead of queueing
+ * behind a whole backlog's work: at most this many sends are started, and this many outcomes
+ * written (in one transaction), a turn.
+ */
+const SENDS_PER_TURN = 8;
+const WRITES_PER_TURN = 32;
+
+export interface DispatcherLimits {
+  /** Attempts in flight on this node, all endpoints together. */
+  maxInFlight: number;
+  /**
+   * Attempts in flight on this node to the endpoints of one account, all its servers together: what
+   * one tenant's endpoints that never answer can hold (each until its timeout) while others' go on.
+   */
+  perAccount: number;
+  /** Attempts in flight on this node to one endpoint. */
+  perEndpoint: number;
+  /** How often the node looks for due messages when nothing else wakes it. */
+  pollMs: number;
+}
+
+export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perAccount: 8, perEndpoint: 4, pollMs: 500 };
+
+/** Where the messages claimed together go, read once for all of them: the URL and the live secrets' HMAC keys. */
+type Target = { url: string; keys: Buffer[] } | { url: string; unreadable: Error };
+
+type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
+
+/** An attempt that has ended, waiting for its outcome to be written with others' in one transaction. */
+interface Outcome {
+  message: Claimed;
+  settlement: MessageSettlement;
+  attempt: { id: string; attempted_at: string; status_code: number | null; error: string | null; duration_ms: number };
+  written(wrote: boolean): void;
+  failed(error: Error): void;
+}
+
+export interface DispatcherEvents {
+  /** An attempt or a round failed in a way that is Keyward's, not the endpoint's (a database error). */
+  onError?(error: Error): void;
+}
+
+export class WebhookDispatcher {
+  readonly #ctx: ServiceContext;
+  readonly #outbound: OutboundHttp;
+  readonly #limits: DispatcherLimits;
+  readonly #events: DispatcherEvents;
+  /** This node's name on the leases it takes. */
+  readonly #holder = randomUUID();
+  /** Attempts in flight by endpoint, and by the account the endpoint's server belongs to. */
+  readonly #inFlight = new Map<string, number>();
+  readonly #inFlightByAccount = new Map<string, number>();
+  /**
+   * Endpoints whose last attempt from this node timed out: they get one slot, not perEndpoint, until
+   * they answer again, so that many hanging endpoints cannot fill the node's slots between them.
+   */
+  readonly #unresponsive = new Set<string>();
+  readonly #attempts = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+  #total = 0;
+  /** Attempts this dispatcher has started, ever (drain() answers the difference). */
+  #started = 0;
+  #round: Promise<number> | null = null;
+  #again = false;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+  /** A round asked for by a freed slot, to run at the next turn (many slots freed together ask once). */
+  #wakeAsked = false;
+  /** Outcomes not yet written, and the write under way (one at a time: on SQLite they would queue anyway). */
+  readonly #outcomes: Outcome[] = [];
+  #writing = false;
+  readonly #sends = new TurnGate(SENDS_PER_TURN);
+
+  constructor(ctx: ServiceContext, outbound: OutboundHttp, limits: Partial<DispatcherLimits> = {}, events: DispatcherEvents = {}) {
+    this.#ctx = ctx;
+    this.#outbound = outbound;
+    this.#limits = { ...DEFAULT_DISPATCHER_LIMITS, ...limits };
+    this.#events = events;
+  }
+
+  /** Looks for due messages every pollMs until stop(). */
+  start(): void {
+    const tick = () => {
+      if (this.#stopped) return;
+      this.#wake();
+      this.#timer = setTimeout(tick, this.#limits.pollMs);
+      this.#timer.unref();
+    };
+    tick();
+  }
+
+  /**
+   * Stops claiming, and aborts the attempts under way, giving their messages back (due at once, for
+   * another node or this one restarted: at least once, since the endpoint may have got them). Resolves
+   * once nothing of this dispatcher is running.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#abort.abort();
+    // A round's failure was reported to onError already; stopping goes on regardless.
+    await this.#round?.catch(() => undefined);
+    await Promise.allSettled([...this.#attempts]);
+  }
+
+  /**
+   * One round, and every attempt it starts, again until nothing is due: what a test calls instead of
+   * waiting. How many attempts were started meanwhile.
+   *
+   * It never joins a round already under way (one a finished attempt woke): that round read the clock
+   * before the caller may have moved it, and would answer "nothing due" for what is due now.
+   */
+  async drain(): Promise<number> {
+    const before = this.#started;
+    for (;;) {
+      while (this.#round) await this.#round.catch(() => 0);
+      const started = await this.round();
+      if (started === 0 && this.#attempts.size === 0 && !this.#round) return this.#started - before;
+      await Promise.allSettled([...this.#attempts]);
+    }
+  }
+
+  /** Claims what this node has room for and starts sending it; how many attempts it started. */
+  round(): Promise<number> {
+    if (this.#round) {
+      this.#again = true;
+      return this.#round;
+    }
+    this.#round = this.#claimAndSend().finally(() => {
+      this.#round = null;
+      if (this.#again && !this.#stopped) {
+        this.#again = false;
+        this.#wake();
+      }
+    });
+    return this.#round;
+  }
+
+  #wake(): void {
+    this.round().catch((error: Error) => this.#events.onError?.(error));
+  }
+
+  /** #wake at the next turn, once however many ask before it. */
+  #wakeSoon(): void {
+    if (this.#wakeAsked) return;
+    this.#wakeAsked = true;
+    setImmediate(() => {
+      this.#wakeAsked = false;
+      if (!this.#stopped) this.#wake();
+    });
+  }
+
+  async #claimAndSend(): Promise<number> {
+    let free = this.#limits.maxInFlight - this.#total;
+    if (free <= 0 || this.#stopped) return 0;
+    const nowDate = this.#ctx.clock.now();
+    const now = iso(nowDate);
+    const busy = {
+      endpoints: [...this.#inFlight].filter(([id, n]) => n >= this.#slots(id)).map(([id]) => id),
+      accounts: [...this.#inFlightByAccount].filter(([, n]) => n >= this.#limits.perAccount).map(([id]) => id),
+    };
+    const endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, free);
+    const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
+    let started = 0;
+    for (const { id: endpointId, accountId } of endpoints) {
+      // Stopped meanwhile: what is claimed now would only wait for its lease to run out.
+      if (this.#stopped) break;
+      const endpointRoom = this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0);
+      const accountRoom = this.#limits.perAccount - (this.#inFlightByAccount.get(accountId) ?? 0);
+      const room = Math.min(endpointRoom, accountRoom, free);
+      if (room <= 0) continue;
+      const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
+      if (claimed.length === 0) continue;
+      // Read once for the messages claimed together, which all go to this endpoint.
+      const target = this.#target(endpointId, now);
+      for (const message of claimed) this.#start(message, accountId, target);
+      free -= claimed.length;
+      started += claimed.length;
+      if (free <= 0) break;
+    }
+    return started;
+  }
+
+  /** How many attempts this node may have open at once to the endpoint. */
+  #slots(endpointId: string): number {
+    return this.#unresponsive.has(endpointId) ? 1 : this.#limits.perEndpoint;
+  }
+
+  /**
+   * The endpoint's URL and its live secrets, opened and decoded to HMAC keys once for the batch; null
+   * where it was removed meanwhile (its messages went with it). Secrets that cannot be read or opened
+   * are `unreadable`: the attempts fail on our side.
+   */
+  async #target(endpointId: string, now: string): Promise<Target | null> {
+    const rows = await this.#ctx.store.webhooks.deliveryTarget(endpointId, now);
+    const endpoint = rows[0];
+    if (!endpoint) return null;
+    try {
+      const keys: Buffer[] = [];
+      for (const { secret_id, secret } of rows) {
+        if (secret_id !== null && secret !== null) keys.push(webhookKey(this.#ctx.vault.open(secret, webhookSecretAad(secret_id, endpointId))));
+      }
+      return { url: endpoint.url, keys };
+    } catch (error) {
+      return { url: endpoint.url, unreadable: error as Error };
+    }
+  }
+
+  #start(message: Claimed, accountId: string, target: Promise<Target | null>): void {
+    this.#total += 1;
+    this.#started += 1;
+    count(this.#inFlight, message.endpoint_id, 1);
+    count(this.#inFlightByAccount, accountId, 1);
+    let freed = false;
+    // The slot is the endpoint's and the account's share of calls under way: it frees as soon as the
+    // call has ended, while the outcome is still being written (the lease keeps the message from
+    // being claimed again meanwhile).
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      this.#total -= 1;
+      count(this.#inFlight, message.endpoint_id, -1);
+      count(this.#inFlightByAccount, accountId, -1);
+      // A freed slot is taken at the next turn where more is due, not at the next poll.
+      if (!this.#stopped) this.#wakeSoon();
+    };
+    const attempt = this.#attempt(message, target, free)
+      .catch((error: Error) => this.#events.onError?.(error))
+      .finally(() => {
+        free();
+        this.#attempts.delete(attempt);
+      });
+    this.#attempts.add(attempt);
+  }
+
+  async #attempt(message: Claimed, target: Promise<Target | null>, callEnded: () => void): Promise<void> {
+    const { webhooks } = this.#ctx.store;
+    const startedAt = this.#ctx.clock.now();
+    const endpoint = await target;
+    if (!endpoint) {
+      this.#unresponsive.delete(message.endpoint_id);
+      return;
+    }
+    if ('unreadable' in endpoint) {
+      this.#events.onError?.(endpoint.unreadable);
+      await this.#settle(message, ours(), 0, startedAt);
+      return;
+    }
+    await this.#sends.pass();
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
+    const began = performance.now();
+    let result: AttemptResult;
+    try {
+      const answer = await this.#outbound.post(endpoint.url, {
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Keyward-Webhooks/1',
+          'webhook-id': message.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': webhookSignature(endpoint.keys, message.id, timestamp, message.payload),
+        },
+        body: message.payload,
+        signal: this.#abort.signal,
+      });
+      result = answered(answer.status, retryAfterSeconds(answer.header('retry-after'), startedAt));
+    } catch (error) {
+      if (this.#abort.signal.aborted) {
+        await webhooks.releaseLease(message.id, this.#holder);
+        return;
+      }
+      if (error instanceof OutboundError) result = unanswered(error);
+      else {
+        this.#events.onError?.(error as Error);
+        result = ours();
+      }
+    }
+    if (result.failure === 'timeout') this.#unresponsive.add(message.endpoint_id);
+    else this.#unresponsive.delete(message.endpoint_id);
+    const durationMs = Math.round(performance.now() - began);
+    const settled = this.#settle(message, result, durationMs, startedAt);
+    callEnded();
+    await settled;
+  }
+
+  /**
+   * Writes the attempt and the message's next state together, if this node still holds the lease.
+   * Where the lease ran out meanwhile, nothing is written, the attempt included: another node owns the
+   * message now and sends it again (at least once), even if this attempt was a 2xx. Resolves once
+   * written: the outcomes of attempts that end close together are written in one transaction.
+   */
+  #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
+    const settlement = nextState(message, result, this.#ctx.clock.now());
+    const attempt = {
+      id: newId('att', startedAt.getTime()),
+      attempted_at: iso(startedAt),
+      status_code: result.statusCode,
+      error: result.error,
+      duration_ms: durationMs,
+    };
+    return new Promise((resolve, reject) => {
+      this.#outcomes.push({
+        message,
+        settlement,
+        attempt,
+        written: (wrote) => {
+          // Counted once written: an attempt whose lease ran out is another node's to count.
+          if (wrote)
+            this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
+          resolve();
+        },
+        failed: reject,
+      });
+      this.#writeSoon();
+    });
+  }
+
+  /** Writes the waiting outcomes at the next turn, WRITES_PER_TURN a transaction, one transaction at a time. */
+  #writeSoon(): void {
+    if (this.#writing) return;
+    this.#writing = true;
+    setImmediate(() => {
+      this.#write().finally(() => {
+        this.#writing = false;
+        if (this.#outcomes.length > 0) this.#writeSoon();
+      });
+    });
+  }
+
+  async #write(): Promise<void> {
+    const batch = this.#outcomes.splice(0, WRITES_PER_TURN);
+    const { webhooks } = this.#ctx.store;
+    let written: boolean[];
+    try {
+      written = await this.#ctx.store.transaction(async () => {
+        const wrote: boolean[] = [];
+        for (const { message, settlement, attempt } of batch) {
+          const held = await webhooks.settle(message.id, this.#holder, settlement);
+          if (held) await webhooks.addAttempt({ ...attempt, message_id: message.id });
+          wrote.push(held);
+        }
+        return wrote;
+      });
+    } catch (error) {
+      // Nothing of the batch was written: each message keeps its lease until it runs out, and is then
+      // sent again (at least once). Each attempt reports the failure, as it did when written alone.
+      for (const outcome of batch) outcome.failed(error as Error);
+      return;
+    }
+    for (const [i, outcome] of batch.entries()) outcome.written(written[i]!);
+  }
+}
+
+/**
+ * Lets at most `perTurn` callers through in one event-loop turn; the others wait for a later turn
+ * (setImmediate runs after the I/O of the turn, so requests that arrived meanwhile go first).
+ */
+class TurnGate {
+  readonly #perTurn: number;
+  #used = 0;
+  #armed = false;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(perTurn: number) {
+    this.#perTurn = perTurn;
+  }
+
+  /** Resolves in this turn where there is room, else in the first later turn that has some. */
+  pass(): Promise<void> {
+    this.#arm();
+    if (this.#used < this.#perTurn) {
+      this.#used += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** At the end of the turn, the count starts again and the next few waiting go through. */
+  #arm(): void {
+    if (this.#armed) return;
+    this.#armed = true;
+    setImmediate(() => {
+      this.#armed = false;
+      const next = this.#waiting.splice(0, this.#perTurn);
+      this.#used = next.length;
+      for (const go of next) go();
+      if (this.#waiting.length > 0 || next.length > 0) this.#arm();
+    });
+  }
+}
+
+/** Adds `by` to the count under `key`, dropping the entry at zero (the maps hold only what is in flight). */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
+}
