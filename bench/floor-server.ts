@@ -33,8 +33,8 @@ if (masterKey.length !== 32) throw new Error('FLOOR_MASTER_KEY must be 32 bytes,
 
 // Keyward's sealing key and key id (see its vault): derived once, here.
 const keyId = createHmac('sha256', masterKey).update('keyward/master-key-id').digest().subarray(0, 8);
-// Held as a KeyObject: the same key the Buffer holds, but createDecipheriv given a Buffer makes a
-// KeyObject of it on every call, which on Node 24 costs several times the decryption itself.
+// Held as a KeyObject: the same key the Buffer holds, but createDecipheriv given a Buffer prepares
+// the key afresh on every call, which on Node 24 costs several times the decryption itself.
 const aesKey = createSecretKey(Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'keyward/aes-256-gcm', 32)));
 
 function open(sealed: Buffer, associatedData: string): string {

@@ -13,6 +13,8 @@
  *    POSTs are measured the receiver holds its requests open, so the dispatcher holds its few slots
  *    and sends nothing else: the figure is the POST with its outbox write, not the deliveries (part 1
  *    prices those). A last case lets the receiver answer 204, deliveries running beside the POSTs.
+ * 3. `GET /v1/end-users/{id}` one at a time, idle and then while a backlog to 10 endpoints drains:
+ *    both p99s and their ratio (the aim: at most 1.5).
  *
  * CPU is Keyward's process (/proc) and, on PostgreSQL, the server's backends for the case's database.
  *
@@ -20,6 +22,7 @@
  *   BENCH_ENGINES=sqlite BENCH_MESSAGES=10000 BENCH_FORMS=3000 npm run bench:webhooks
  *   BENCH_CONNECTIONS=4 npm run bench:webhooks   # POST forms on 4 connections at once (default: one at a time)
  *   BENCH_PROFILE_DIR=/tmp/profile npm run bench:webhooks   # a V8 CPU profile of each Keyward process
+ *   BENCH_PARTS=deliveries,reads npm run bench:webhooks    # some parts only (deliveries, reads, forms)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,6 +46,8 @@ import { benchPostgres, cpuSeconds, type Started, startProcess } from './process
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[];
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 5000);
 const FORMS = Number(process.env.BENCH_FORMS ?? 2000);
+/** Which parts run (1 deliveries, 2 forms, 3 reads while draining): all unless told. */
+const PARTS = (process.env.BENCH_PARTS ?? 'deliveries,reads,forms').split(',');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const LOG_LEVEL = process.env.KEYWARD_LOG_LEVEL ?? 'info';
 const PROFILE = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
@@ -344,6 +349,69 @@ async function formCost(engine: Engine, databaseUrl: string, formCase: (typeof F
   });
 }
 
+// ---- 3. The API while a backlog drains ----
+
+/** GETs `path` one at a time until `stop()` says so (checked after each); the latency of each, in ms. */
+async function getUntil(pool: Pool, path: string, headers: Record<string, string>, stop: (done: number) => boolean): Promise<number[]> {
+  const latencies: number[] = [];
+  while (!stop(latencies.length)) {
+    const began = performance.now();
+    await send(pool, `GET ${path}`, { method: 'GET', path, headers }, 200);
+    latencies.push(performance.now() - began);
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
+/**
+ * `GET /v1/end-users/{id}` (an end user with one credential, made through the hosted form) loaded
+ * one request at a time: IDLE_READS while nothing is due, then while a backlog of MESSAGES messages to
+ * 10 endpoints drains (from the commit of the backlog to the last message delivered). The aim: the
+ * draining p99 at most 1.5 times the idle one.
+ */
+const IDLE_READS = 3000;
+const WARMUP_READS = 1000;
+
+async function readsWhileDraining(engine: Engine, databaseUrl: string, dir: string) {
+  return withCase(databaseUrl, 10, { status: 204 }, join(dir, `reads-${engine}.log`), async (c) => {
+    const pool = new Pool(c.keyward.address, { connections: SETUP_CONNECTIONS });
+    try {
+      const { forms, cookie } = await openForms(c, pool, 1);
+      await postForms(pool, forms, cookie);
+      // Warm the dispatcher's path too, and leave nothing due.
+      await deliver(c, WARMUP_MESSAGES);
+      const path = '/v1/end-users/form-user-0';
+      await getUntil(pool, path, c.headers, (n) => n >= WARMUP_READS);
+      const idleCpu = await cpuMeter(c);
+      const idle = await getUntil(pool, path, c.headers, (n) => n >= IDLE_READS);
+      const idleCost = await idleCpu(idle.length);
+      const events = Math.ceil(MESSAGES / c.secrets.length);
+      const before = await outbox(c.ctx);
+      const expected = before.messages + events * c.secrets.length;
+      await c.ctx.store.transaction(async () => {
+        for (let i = 0; i < events; i++) await recordEvent(c.ctx, benchEvent(c.serverId, i));
+      });
+      const began = Date.now();
+      let drained = false;
+      const watch = until(async () => (await outbox(c.ctx)).delivered >= expected, 'the backlog').then(() => {
+        drained = true;
+      });
+      const draining = await getUntil(pool, path, c.headers, () => drained);
+      await watch;
+      const seconds = (Date.now() - began) / 1000;
+      const idleP99 = percentile(idle, 0.99);
+      const drainingP99 = percentile(draining, 0.99);
+      console.log(
+        `${engine.padEnd(8)} GET /v1/end-users/{id}: idle p50 ${percentile(idle, 0.5).toFixed(2)} ms p99 ${idleP99.toFixed(2)} ms ` +
+          `(Keyward ${micros(idleCost.keywardMicros)} CPU/GET); while ${events * c.secrets.length} messages to 10 endpoints drain ` +
+          `(${seconds.toFixed(1)} s, ${((events * c.secrets.length) / seconds).toFixed(0)} deliveries/s, ${draining.length} GETs): ` +
+          `p50 ${percentile(draining, 0.5).toFixed(2)} ms p99 ${drainingP99.toFixed(2)} ms; ratio ${(drainingP99 / idleP99).toFixed(2)} (aim ≤ 1.5)`,
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+}
+
 // ---- The run ----
 
 const dir = mkdtempSync(join(tmpdir(), 'keyward-bench-'));
@@ -355,12 +423,18 @@ console.log(
     `${FORMS} form POSTs a case (after ${WARMUP_FORMS}) on ${CONNECTIONS} connection(s)\n`,
 );
 try {
-  console.log('Deliveries to a local receiver answering 204:');
-  for (const engine of ENGINES) {
-    for (const endpoints of [1, 10]) await deliveryRate(engine, await databaseFor(engine), endpoints, dir);
+  if (PARTS.includes('deliveries')) {
+    console.log('Deliveries to a local receiver answering 204:');
+    for (const engine of ENGINES) {
+      for (const endpoints of [1, 10]) await deliveryRate(engine, await databaseFor(engine), endpoints, dir);
+    }
   }
-  console.log('\nThe hosted form POST (a new credential; one credential.connected a subscribed endpoint):');
-  for (const engine of ENGINES) {
+  if (PARTS.includes('reads')) {
+    console.log('\nThe API while a backlog drains:');
+    for (const engine of ENGINES) await readsWhileDraining(engine, await databaseFor(engine), dir);
+  }
+  if (PARTS.includes('forms')) console.log('\nThe hosted form POST (a new credential; one credential.connected a subscribed endpoint):');
+  for (const engine of PARTS.includes('forms') ? ENGINES : []) {
     const costs: { keywardMicros: number }[] = [];
     for (const formCase of FORM_CASES) costs.push(await formCost(engine, await databaseFor(engine), formCase, dir));
     const extra = (i: number) => `${(costs[i]!.keywardMicros - costs[0]!.keywardMicros).toFixed(0)} µs`;

@@ -11,6 +11,7 @@ export function lazyOutbound(options: OutboundOptions): OutboundHttp {
   return {
     allowPrivateUrls: options.allowPrivateUrls,
     fetch: async (url, init) => (await outbound()).fetch(url, init),
+    post: async (url, request) => (await outbound()).post(url, request),
     close: async () => {
       if (made) await (await made).close();
     },

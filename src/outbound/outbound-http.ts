@@ -13,7 +13,7 @@
 
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import { nonPublicAddress, outboundUrlRefusal } from './address-policy.js';
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -47,10 +47,31 @@ export interface OutboundOptions {
   maxResponseBytes?: number;
 }
 
+/** A request whose answer is wanted only as its status and headers (a webhook delivery). */
+export interface OutboundPost {
+  headers: Record<string, string>;
+  body: string;
+  signal?: AbortSignal;
+}
+
+/** The status and headers of an answer to an OutboundPost; its body was read (at most the cap) and dropped. */
+export interface OutboundAnswer {
+  status: number;
+  /** A header's value, or null where absent (repeated values joined by ", ", as Headers.get). */
+  header(name: string): string | null;
+}
+
 export interface OutboundHttp {
   readonly allowPrivateUrls: boolean;
   /** fetch() under the policy; answers a global Response whose body is already read (at most the cap). */
   fetch(url: string, init?: RequestInit): Promise<Response>;
+  /**
+   * A POST under the same policy as fetch (the URL checked at call time, the pinned and checked
+   * lookup, no redirect followed, the body cap, the timeout), through undici's request() rather than
+   * fetch(): no WHATWG Request, Headers, Response or web stream per call, which cost a webhook
+   * delivery about a quarter of its CPU.
+   */
+  post(url: string, request: OutboundPost): Promise<OutboundAnswer>;
   close(): Promise<void>;
 }
 
@@ -106,6 +127,31 @@ function outboundError(error: unknown): OutboundError {
   return new OutboundError('network', 'the endpoint could not be reached');
 }
 
+/** Closes a request() body unread (and its connection); the abort it emits is expected, not an error. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/** Drains a request() body, giving up (and closing the connection) as soon as it passes `max` bytes. */
+async function drainCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<void> {
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).byteLength;
+    if (size > max) {
+      discard(body);
+      throw new OutboundError('too_large', `the response body passed ${max} bytes`);
+    }
+  }
+}
+
+/** A header of request()'s answer (an array where repeated), as Headers.get gives it: repeated values joined by ", ". */
+function headerOf(headers: Dispatcher.ResponseData['headers'], name: string): string | null {
+  const value = headers[name.toLowerCase()];
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 export function createOutbound(options: OutboundOptions): OutboundHttp {
   const max = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const agent = new Agent({
@@ -144,8 +190,54 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
     return new Response(noBody ? null : body, { status: answer.status, statusText: answer.statusText, headers });
   }
 
+  async function post(url: string, request: OutboundPost): Promise<OutboundAnswer> {
+    const refusal = outboundUrlRefusal(url, options.allowPrivateUrls);
+    if (refusal) throw new OutboundError('refused', `the URL ${refusal.reason}`);
+    // The whole call's bound, as fetch's AbortSignal.timeout, without making a signal per call.
+    const bound = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      bound.abort();
+    }, options.timeoutMs);
+    const abort = () => bound.abort();
+    request.signal?.addEventListener('abort', abort, { once: true });
+    if (request.signal?.aborted) bound.abort();
+    try {
+      const target = new URL(url);
+      const answer = await agent.request({
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        signal: bound.signal,
+      });
+      if (answer.statusCode >= 300 && answer.statusCode < 400) {
+        discard(answer.body);
+        throw new OutboundError('redirect', `the endpoint answered ${answer.statusCode}, a redirect, which is not followed`);
+      }
+      const declared = Number(headerOf(answer.headers, 'content-length'));
+      if (Number.isFinite(declared) && declared > max) {
+        discard(answer.body);
+        throw new OutboundError('too_large', `the response body declares ${declared} bytes, over ${max}`);
+      }
+      await drainCapped(answer.body, max);
+      return { status: answer.statusCode, header: (name) => headerOf(answer.headers, name) };
+    } catch (error) {
+      if (error instanceof OutboundError) throw error;
+      if (timedOut) throw new OutboundError('timeout', 'the endpoint did not answer in time');
+      if (request.signal?.aborted) throw new OutboundError('timeout', 'the endpoint did not answer in time');
+      throw outboundError(error);
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', abort);
+    }
+  }
+
   return {
     allowPrivateUrls: options.allowPrivateUrls,
+    post,
     async fetch(url, init) {
       try {
         return await call(url, init);

@@ -1,4 +1,4 @@
-import type { Compilable } from 'kysely';
+import type { Compilable, CompiledQuery } from 'kysely';
 import type { QueryRunner } from './connections.js';
 
 /**
@@ -19,4 +19,22 @@ export function preparedQuery<Row, Args extends string[]>(
     const parameters = compiled.parameters.map((value, i) => (slots[i]! >= 0 ? args[slots[i]!] : value));
     return run(compiled.sql, parameters) as Promise<Row[]>;
   };
+}
+
+/**
+ * preparedQuery's compiled query, for a statement run on the write path (on the open transaction or
+ * the root connection, through Kysely's executeQuery, which skips only the build and the compile).
+ * Arguments may be any values (a limit is a number). A stand-in the builder wrote into the SQL text
+ * instead of taking it as a parameter would be run as it is, so that fails here, once.
+ */
+export function compiledOnce<Row, Args extends unknown[]>(
+  arity: Args['length'],
+  build: (...args: Args) => Compilable<Row>,
+): (...args: Args) => CompiledQuery<Row> {
+  const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`);
+  const compiled = build(...(standIns as Args)).compile();
+  const missing = standIns.filter((standIn) => !compiled.parameters.includes(standIn));
+  if (missing.length > 0) throw new Error(`a prepared statement takes ${missing.length} of its ${arity} arguments in its text: ${compiled.sql}`);
+  const slots = compiled.parameters.map((value) => standIns.indexOf(value as string));
+  return (...args: Args) => ({ ...compiled, parameters: compiled.parameters.map((value, i) => (slots[i]! >= 0 ? args[slots[i]!] : value)) });
 }

@@ -3,13 +3,15 @@
  * The delivery queries (due, claim, settle) are the outbox's whole protocol: a message is delivered
  * by the node holding a live lease on it, and every write a delivery makes is fenced by that lease.
  */
-import type { ExpressionBuilder, Insertable, Updateable } from 'kysely';
+import type { CompiledQuery, ExpressionBuilder, Insertable, Updateable } from 'kysely';
+import type { Connections } from './connections.js';
+import { compiledOnce, preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
 import type { Database, WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessageStatus, WebhookMessagesTable, WebhookSecretsTable } from './schema.js';
 
 export type NewWebhookMessage = Insertable<WebhookMessagesTable>;
-/** What a delivery attempt changes on its message. */
-export type MessageSettlement = Pick<Updateable<WebhookMessagesTable>, 'status' | 'failures' | 'next_attempt_at' | 'ended_at'>;
+/** The columns a delivery attempt may change on its message (the retry rules decide which, and to what). */
+export type MessageOutcomeColumns = Pick<Updateable<WebhookMessagesTable>, 'status' | 'failures' | 'next_attempt_at' | 'ended_at'>;
 
 /** An endpoint with something due, and the account its server belongs to (what the dispatcher's fair shares go by). */
 export interface DueEndpoint {
@@ -17,10 +19,79 @@ export interface DueEndpoint {
   accountId: string;
 }
 
+/** A message leased to this node (claim's rows). */
+export interface ClaimedMessage {
+  id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: string;
+  schedule_start: string;
+  failures: number;
+}
+
+/** An endpoint's URL with one of its live secrets (none: `secret_id` null), as the dispatcher reads them together. */
+export interface DeliveryTargetRow {
+  url: string;
+  secret_id: string | null;
+  secret: Uint8Array | null;
+}
+
 /** The fewest endpoints dueEndpoints asks the database for (see there). */
 const DUE_ENDPOINTS_READ = 32;
 
+/**
+ * The dispatcher's statements, compiled once (per shape where a list's length or the columns set
+ * vary): a delivery runs about five of them, and Kysely's build and compile had cost more than
+ * SQLite's own work (bench/RESULTS.md, Webhooks that do not slow the API).
+ */
 export class WebhooksRepository extends Repository {
+  readonly #dueEndpointsByShape = new Map<string, (...args: unknown[]) => CompiledQuery<{ id: string; account_id: string }>>();
+  readonly #settleByColumns = new Map<string, (...args: unknown[]) => CompiledQuery<unknown>>();
+  readonly #claim: (endpointId: string, limit: number, holder: string, until: string, now: string) => CompiledQuery<ClaimedMessage>;
+  readonly #releaseLease: (messageId: string, holder: string) => CompiledQuery<unknown>;
+  readonly #addAttempt: (...values: unknown[]) => CompiledQuery<unknown>;
+  readonly #deliveryTarget: (endpointId: string, now: string) => Promise<DeliveryTargetRow[]>;
+
+  constructor(connections: Connections) {
+    super(connections);
+    const root = connections.root;
+    this.#claim = compiledOnce(5, (endpointId: string, limit: number, holder: string, until: string, now: string) => {
+      const due = root
+        .selectFrom('webhook_messages')
+        .select('id')
+        .where('endpoint_id', '=', endpointId)
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .orderBy('next_attempt_at')
+        .limit(limit);
+      const picked = this.lockedOnPostgres(due, (q) => q.forUpdate().skipLocked());
+      return root
+        .updateTable('webhook_messages')
+        .set({ lease_holder: holder, lease_until: until })
+        .where('id', 'in', picked)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .returning(['id', 'endpoint_id', 'event_type', 'payload', 'schedule_start', 'failures']);
+    });
+    this.#releaseLease = compiledOnce(2, (messageId: string, holder: string) =>
+      root.updateTable('webhook_messages').set({ lease_holder: null, lease_until: null }).where('id', '=', messageId).where('lease_holder', '=', holder),
+    );
+    this.#addAttempt = compiledOnce(6, (id, message_id, attempted_at, status_code, error, duration_ms) =>
+      root.insertInto('webhook_attempts').values({ id, message_id, attempted_at, status_code, error, duration_ms } as Insertable<WebhookAttemptsTable>),
+    );
+    this.#deliveryTarget = preparedQuery(connections.reader, 2, (endpointId: string, now: string) =>
+      root
+        .selectFrom('webhook_endpoints as e')
+        .leftJoin('webhook_secrets as s', (join) =>
+          join.onRef('s.endpoint_id', '=', 'e.id').on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', now)])),
+        )
+        .select(['e.url', 's.id as secret_id', 's.secret'])
+        .where('e.id', '=', endpointId)
+        .orderBy('s.created_at', 'desc')
+        .orderBy('s.id', 'desc'),
+    );
+  }
+
   // ---- Endpoints and secrets ----
 
   async addEndpoint(endpoint: Insertable<WebhookEndpointsTable>): Promise<void> {
@@ -111,13 +182,36 @@ export class WebhooksRepository extends Repository {
    * of endpoints, not of messages waiting (a dead endpoint's backlog costs nothing here).
    */
   async dueEndpoints(now: string, busy: { endpoints: readonly string[]; accounts: readonly string[] }, limit: number): Promise<DueEndpoint[]> {
+    const shape = `${busy.endpoints.length}/${busy.accounts.length}`;
+    let fill = this.#dueEndpointsByShape.get(shape);
+    if (!fill) {
+      fill = compiledOnce(2 + busy.endpoints.length + busy.accounts.length, (...standIns: unknown[]) =>
+        this.#dueEndpointsQuery(
+          standIns[0] as string,
+          standIns.slice(2, 2 + busy.endpoints.length) as string[],
+          standIns.slice(2 + busy.endpoints.length) as string[],
+          standIns[1] as number,
+        ),
+      );
+      this.#dueEndpointsByShape.set(shape, fill);
+    }
+    // Asked for at least DUE_ENDPOINTS_READ rows and cut here: with a LIMIT of 1 or 2 (a nearly full
+    // node) SQLite planned the ordering worse: 5.1 ms a call against 0.64 ms, measured with 10
+    // endpoints and 4,200 messages due (bench/RESULTS.md, Webhooks).
+    const { sql, parameters } = fill(now, Math.max(limit, DUE_ENDPOINTS_READ), ...busy.endpoints, ...busy.accounts);
+    const rows = (await this.connections.reader(sql, parameters)) as { id: string; account_id: string }[];
+    return rows.slice(0, limit).map((r) => ({ id: r.id, accountId: r.account_id }));
+  }
+
+  #dueEndpointsQuery(now: string, busyEndpoints: readonly string[], busyAccounts: readonly string[], limit: number) {
+    const root = this.connections.root;
     const due = (eb: ExpressionBuilder<Database, 'webhook_endpoints' | 'servers'>) =>
       eb
         .selectFrom('webhook_messages as m')
         .whereRef('m.endpoint_id', '=', 'webhook_endpoints.id')
         .where('m.status', '=', 'pending')
         .where('m.next_attempt_at', '<=', now);
-    let candidates = this.db
+    let candidates = root
       .selectFrom('webhook_endpoints')
       .innerJoin('servers', 'servers.id', 'webhook_endpoints.server_id')
       .select((eb) => [
@@ -134,12 +228,9 @@ export class WebhooksRepository extends Repository {
             .where((w) => w.or([w('m.lease_until', 'is', null), w('m.lease_until', '<=', now)])),
         ),
       );
-    if (busy.endpoints.length > 0) candidates = candidates.where('webhook_endpoints.id', 'not in', busy.endpoints);
-    if (busy.accounts.length > 0) candidates = candidates.where('servers.account_id', 'not in', busy.accounts);
-    // Asked for at least DUE_ENDPOINTS_READ rows and cut here: with a LIMIT of 1 or 2 (a nearly full
-    // node) SQLite planned the ordering worse: 5.1 ms a call against 0.64 ms, measured with 10
-    // endpoints and 4,200 messages due (bench/RESULTS.md, Webhooks).
-    const rows = await this.db
+    if (busyEndpoints.length > 0) candidates = candidates.where('webhook_endpoints.id', 'not in', busyEndpoints);
+    if (busyAccounts.length > 0) candidates = candidates.where('servers.account_id', 'not in', busyAccounts);
+    return root
       .selectFrom(candidates.as('c'))
       .select(['c.id', 'c.account_id'])
       .select((eb) =>
@@ -151,9 +242,7 @@ export class WebhooksRepository extends Repository {
       .orderBy('turn')
       .orderBy('c.oldest')
       .orderBy('c.id')
-      .limit(Math.max(limit, DUE_ENDPOINTS_READ))
-      .execute();
-    return rows.slice(0, limit).map((r) => ({ id: r.id, accountId: r.account_id }));
+      .limit(limit);
   }
 
   /**
@@ -161,49 +250,47 @@ export class WebhooksRepository extends Repository {
    * rows are picked FOR UPDATE SKIP LOCKED, so nodes claiming at the same moment take different
    * messages instead of waiting on each other; the lease condition is checked again by the UPDATE.
    */
-  claim(endpointId: string, limit: number, lease: { holder: string; until: string; now: string }) {
-    const due = this.db
-      .selectFrom('webhook_messages')
-      .select('id')
-      .where('endpoint_id', '=', endpointId)
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', lease.now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', lease.now)]))
-      .orderBy('next_attempt_at')
-      .limit(limit);
-    const picked = this.lockedOnPostgres(due, (q) => q.forUpdate().skipLocked());
-    return this.db
-      .updateTable('webhook_messages')
-      .set({ lease_holder: lease.holder, lease_until: lease.until })
-      .where('id', 'in', picked)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', lease.now)]))
-      .returning(['id', 'endpoint_id', 'event_type', 'payload', 'schedule_start', 'failures'])
-      .execute();
+  async claim(endpointId: string, limit: number, lease: { holder: string; until: string; now: string }): Promise<ClaimedMessage[]> {
+    return (await this.db.executeQuery(this.#claim(endpointId, limit, lease.holder, lease.until, lease.now))).rows;
+  }
+
+  /**
+   * The endpoint's URL and its live secrets (the current one and those still in their grace
+   * period, newest first), read together for a batch of messages to it: no row where the endpoint
+   * is gone, one row with no secret where it has none live. Read on the read connection.
+   */
+  deliveryTarget(endpointId: string, now: string): Promise<DeliveryTargetRow[]> {
+    return this.#deliveryTarget(endpointId, now);
   }
 
   /** Records an attempt's outcome and releases the lease; false (nothing written) where `holder` no longer holds it. */
-  async settle(messageId: string, holder: string, settlement: MessageSettlement): Promise<boolean> {
-    const settled = await this.db
-      .updateTable('webhook_messages')
-      .set({ ...settlement, lease_holder: null, lease_until: null })
-      .where('id', '=', messageId)
-      .where('lease_holder', '=', holder)
-      .executeTakeFirst();
-    return settled.numUpdatedRows > 0n;
+  async settle(messageId: string, holder: string, settlement: MessageOutcomeColumns): Promise<boolean> {
+    // Kysely leaves out a column set to undefined; so does the shape.
+    const columns = (Object.keys(settlement) as (keyof MessageOutcomeColumns)[]).filter((column) => settlement[column] !== undefined).sort();
+    const shape = columns.join(',');
+    let fill = this.#settleByColumns.get(shape);
+    if (!fill) {
+      fill = compiledOnce(columns.length + 2, (id: unknown, by: unknown, ...values: unknown[]) =>
+        this.connections.root
+          .updateTable('webhook_messages')
+          .set({ ...Object.fromEntries(columns.map((column, i) => [column, values[i]])), lease_holder: null, lease_until: null })
+          .where('id', '=', id as string)
+          .where('lease_holder', '=', by as string),
+      );
+      this.#settleByColumns.set(shape, fill);
+    }
+    const settled = await this.db.executeQuery(fill(messageId, holder, ...columns.map((column) => settlement[column])));
+    return (settled.numAffectedRows ?? 0n) > 0n;
   }
 
   /** Gives a message back without an attempt (its sender is stopping): due again at once, if `holder` still holds it. */
   async releaseLease(messageId: string, holder: string): Promise<void> {
-    await this.db
-      .updateTable('webhook_messages')
-      .set({ lease_holder: null, lease_until: null })
-      .where('id', '=', messageId)
-      .where('lease_holder', '=', holder)
-      .execute();
+    await this.db.executeQuery(this.#releaseLease(messageId, holder));
   }
 
   async addAttempt(attempt: Insertable<WebhookAttemptsTable>): Promise<void> {
-    await this.db.insertInto('webhook_attempts').values(attempt).execute();
+    const { id, message_id, attempted_at, status_code, error, duration_ms } = attempt;
+    await this.db.executeQuery(this.#addAttempt(id, message_id, attempted_at, status_code ?? null, error ?? null, duration_ms));
   }
 
   // ---- Deliveries, as the dashboard and the CLI show them ----

@@ -79,4 +79,70 @@ describe('outbound HTTP', () => {
       await small.close();
     }
   });
+
+  describe("post(), the webhook delivery's lighter call, under the same policy", () => {
+    const post = (client: OutboundHttp, url: string) => client.post(url, { headers: { 'content-type': 'application/json' }, body: '{}' });
+
+    it('answers the status and the headers', async () => {
+      const answer = await post(lenient, endpoint.tokenUrl);
+      expect(answer.status).toBe(200);
+      expect(answer.header('Content-Type')).toMatch(/json/);
+      expect(answer.header('retry-after')).toBeNull();
+    });
+
+    it('never follows a redirect', async () => {
+      endpoint.mode = 'redirect';
+      endpoint.redirectTo = elsewhere.tokenUrl;
+      try {
+        expect(await failure(post(lenient, endpoint.tokenUrl))).toBe('redirect');
+        expect(elsewhere.requests).toEqual([]);
+      } finally {
+        endpoint.mode = 'tokens';
+      }
+    });
+
+    it('refuses private literals and names that resolve to private addresses before any connection', async () => {
+      const arrived = endpoint.requests.length;
+      const connected = endpoint.connections;
+      const { port } = new URL(endpoint.tokenUrl);
+      for (const url of [`https://127.0.0.1:${port}/token`, endpoint.tokenUrl, `https://idp.example.test:${port}/token`]) {
+        expect(await failure(post(strict, url)), url).toBe('refused');
+      }
+      expect(endpoint.requests.length).toBe(arrived);
+      expect(endpoint.connections).toBe(connected);
+    });
+
+    it('refuses a body declared or streamed past the cap, closing the connection early', async () => {
+      endpoint.mode = 'declared-2mib';
+      try {
+        expect(await failure(post(lenient, endpoint.tokenUrl))).toBe('too_large');
+        endpoint.mode = 'stream-past-cap';
+        const ends = endpoint.streamEnds.length;
+        expect(await failure(post(lenient, endpoint.tokenUrl))).toBe('too_large');
+        await expect.poll(() => endpoint.streamEnds.slice(ends)).toEqual(['closed-early']);
+      } finally {
+        endpoint.mode = 'tokens';
+      }
+    });
+
+    it('gives up after its timeout, and when the caller aborts', async () => {
+      const quick = createOutbound({ allowPrivateUrls: true, timeoutMs: 300 });
+      endpoint.mode = 'stream-past-cap';
+      try {
+        const small = createOutbound({ allowPrivateUrls: true, timeoutMs: 300, maxResponseBytes: 2 * 1024 * 1024 });
+        try {
+          // The body's end comes 2 s later: the call's whole bound (300 ms) ends it first.
+          expect(await failure(post(small, endpoint.tokenUrl))).toBe('timeout');
+        } finally {
+          await small.close();
+        }
+        const aborted = new AbortController();
+        aborted.abort();
+        expect(await failure(quick.post(endpoint.tokenUrl, { headers: {}, body: '', signal: aborted.signal }))).toBe('timeout');
+      } finally {
+        endpoint.mode = 'tokens';
+        await quick.close();
+      }
+    });
+  });
 });

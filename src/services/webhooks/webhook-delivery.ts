@@ -18,11 +18,29 @@ import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.j
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
 import type { ServiceContext } from '../context.js';
-import { type AttemptResult, answered, nextState, ours, retryAfterSeconds, unanswered, WEBHOOK_TIMEOUT_MS } from './webhook-retry-policy.js';
+import {
+  type AttemptResult,
+  answered,
+  type MessageSettlement,
+  nextState,
+  ours,
+  retryAfterSeconds,
+  unanswered,
+  WEBHOOK_TIMEOUT_MS,
+} from './webhook-retry-policy.js';
 import { webhookKey, webhookSecretAad, webhookSignature } from './webhook-signing.js';
 
 /** Beyond the timeout, the time a sender may need to write the outcome back. */
 const LEASE_MARGIN_SECONDS = 5;
+
+/**
+ * The dispatcher works in small pieces, each in an event-loop turn of its own (setImmediate), so
+ * that the API's requests, which arrive as I/O, are answered between them instead of queueing
+ * behind a whole backlog's work: at most this many sends are started, and this many outcomes
+ * written (in one transaction), a turn.
+ */
+const SENDS_PER_TURN = 8;
+const WRITES_PER_TURN = 32;
 
 export interface DispatcherLimits {
   /** Attempts in flight on this node, all endpoints together. */
@@ -44,6 +62,15 @@ export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, pe
 type Target = { url: string; keys: Buffer[] } | { url: string; unreadable: Error };
 
 type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
+
+/** An attempt that has ended, waiting for its outcome to be written with others' in one transaction. */
+interface Outcome {
+  message: Claimed;
+  settlement: MessageSettlement;
+  attempt: { id: string; attempted_at: string; status_code: number | null; error: string | null; duration_ms: number };
+  written(wrote: boolean): void;
+  failed(error: Error): void;
+}
 
 export interface DispatcherEvents {
   /** An attempt or a round failed in a way that is Keyward's, not the endpoint's (a database error). */
@@ -74,6 +101,12 @@ export class WebhookDispatcher {
   #again = false;
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
+  /** A round asked for by a freed slot, to run at the next turn (many slots freed together ask once). */
+  #wakeAsked = false;
+  /** Outcomes not yet written, and the write under way (one at a time: on SQLite they would queue anyway). */
+  readonly #outcomes: Outcome[] = [];
+  #writing = false;
+  readonly #sends = new TurnGate(SENDS_PER_TURN);
 
   constructor(ctx: ServiceContext, outbound: OutboundHttp, limits: Partial<DispatcherLimits> = {}, events: DispatcherEvents = {}) {
     this.#ctx = ctx;
@@ -144,6 +177,16 @@ export class WebhookDispatcher {
     this.round().catch((error: Error) => this.#events.onError?.(error));
   }
 
+  /** #wake at the next turn, once however many ask before it. */
+  #wakeSoon(): void {
+    if (this.#wakeAsked) return;
+    this.#wakeAsked = true;
+    setImmediate(() => {
+      this.#wakeAsked = false;
+      if (!this.#stopped) this.#wake();
+    });
+  }
+
   async #claimAndSend(): Promise<number> {
     let free = this.#limits.maxInFlight - this.#total;
     if (free <= 0 || this.#stopped) return 0;
@@ -186,11 +229,14 @@ export class WebhookDispatcher {
    * are `unreadable`: the attempts fail on our side.
    */
   async #target(endpointId: string, now: string): Promise<Target | null> {
-    const { webhooks } = this.#ctx.store;
-    const endpoint = await webhooks.endpoint(endpointId);
+    const rows = await this.#ctx.store.webhooks.deliveryTarget(endpointId, now);
+    const endpoint = rows[0];
     if (!endpoint) return null;
     try {
-      const keys = (await webhooks.liveSecrets(endpointId, now)).map((s) => webhookKey(this.#ctx.vault.open(s.secret, webhookSecretAad(s.id, s.endpoint_id))));
+      const keys: Buffer[] = [];
+      for (const { secret_id, secret } of rows) {
+        if (secret_id !== null && secret !== null) keys.push(webhookKey(this.#ctx.vault.open(secret, webhookSecretAad(secret_id, endpointId))));
+      }
       return { url: endpoint.url, keys };
     } catch (error) {
       return { url: endpoint.url, unreadable: error as Error };
@@ -202,20 +248,29 @@ export class WebhookDispatcher {
     this.#started += 1;
     count(this.#inFlight, message.endpoint_id, 1);
     count(this.#inFlightByAccount, accountId, 1);
-    const attempt = this.#attempt(message, target)
+    let freed = false;
+    // The slot is the endpoint's and the account's share of calls under way: it frees as soon as the
+    // call has ended, while the outcome is still being written (the lease keeps the message from
+    // being claimed again meanwhile).
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      this.#total -= 1;
+      count(this.#inFlight, message.endpoint_id, -1);
+      count(this.#inFlightByAccount, accountId, -1);
+      // A freed slot is taken at the next turn where more is due, not at the next poll.
+      if (!this.#stopped) this.#wakeSoon();
+    };
+    const attempt = this.#attempt(message, target, free)
       .catch((error: Error) => this.#events.onError?.(error))
       .finally(() => {
-        this.#total -= 1;
-        count(this.#inFlight, message.endpoint_id, -1);
-        count(this.#inFlightByAccount, accountId, -1);
+        free();
         this.#attempts.delete(attempt);
-        // A freed slot is taken at once where more is due, not at the next poll.
-        if (!this.#stopped) this.#wake();
       });
     this.#attempts.add(attempt);
   }
 
-  async #attempt(message: Claimed, target: Promise<Target | null>): Promise<void> {
+  async #attempt(message: Claimed, target: Promise<Target | null>, callEnded: () => void): Promise<void> {
     const { webhooks } = this.#ctx.store;
     const startedAt = this.#ctx.clock.now();
     const endpoint = await target;
@@ -228,12 +283,12 @@ export class WebhookDispatcher {
       await this.#settle(message, ours(), 0, startedAt);
       return;
     }
+    await this.#sends.pass();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const began = performance.now();
     let result: AttemptResult;
     try {
-      const answer = await this.#outbound.fetch(endpoint.url, {
-        method: 'POST',
+      const answer = await this.#outbound.post(endpoint.url, {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'Keyward-Webhooks/1',
@@ -244,7 +299,7 @@ export class WebhookDispatcher {
         body: message.payload,
         signal: this.#abort.signal,
       });
-      result = answered(answer.status, retryAfterSeconds(answer.headers.get('retry-after'), startedAt));
+      result = answered(answer.status, retryAfterSeconds(answer.header('retry-after'), startedAt));
     } catch (error) {
       if (this.#abort.signal.aborted) {
         await webhooks.releaseLease(message.id, this.#holder);
@@ -259,31 +314,114 @@ export class WebhookDispatcher {
     if (result.failure === 'timeout') this.#unresponsive.add(message.endpoint_id);
     else this.#unresponsive.delete(message.endpoint_id);
     const durationMs = Math.round(performance.now() - began);
-    await this.#settle(message, result, durationMs, startedAt);
+    const settled = this.#settle(message, result, durationMs, startedAt);
+    callEnded();
+    await settled;
   }
 
   /**
    * Writes the attempt and the message's next state together, if this node still holds the lease.
    * Where the lease ran out meanwhile, nothing is written, the attempt included: another node owns the
-   * message now and sends it again (at least once), even if this attempt was a 2xx.
+   * message now and sends it again (at least once), even if this attempt was a 2xx. Resolves once
+   * written: the outcomes of attempts that end close together are written in one transaction.
    */
-  async #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
+  #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
     const settlement = nextState(message, result, this.#ctx.clock.now());
-    const { webhooks } = this.#ctx.store;
-    const written = await this.#ctx.store.transaction(async () => {
-      if (!(await webhooks.settle(message.id, this.#holder, settlement))) return false;
-      await webhooks.addAttempt({
-        id: newId('att', startedAt.getTime()),
-        message_id: message.id,
-        attempted_at: iso(startedAt),
-        status_code: result.statusCode,
-        error: result.error,
-        duration_ms: durationMs,
+    const attempt = {
+      id: newId('att', startedAt.getTime()),
+      attempted_at: iso(startedAt),
+      status_code: result.statusCode,
+      error: result.error,
+      duration_ms: durationMs,
+    };
+    return new Promise((resolve, reject) => {
+      this.#outcomes.push({
+        message,
+        settlement,
+        attempt,
+        written: (wrote) => {
+          // Counted once written: an attempt whose lease ran out is another node's to count.
+          if (wrote)
+            this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
+          resolve();
+        },
+        failed: reject,
       });
-      return true;
+      this.#writeSoon();
     });
-    // Counted once written: an attempt whose lease ran out is another node's to count.
-    if (written) this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
+  }
+
+  /** Writes the waiting outcomes at the next turn, WRITES_PER_TURN a transaction, one transaction at a time. */
+  #writeSoon(): void {
+    if (this.#writing) return;
+    this.#writing = true;
+    setImmediate(() => {
+      this.#write().finally(() => {
+        this.#writing = false;
+        if (this.#outcomes.length > 0) this.#writeSoon();
+      });
+    });
+  }
+
+  async #write(): Promise<void> {
+    const batch = this.#outcomes.splice(0, WRITES_PER_TURN);
+    const { webhooks } = this.#ctx.store;
+    let written: boolean[];
+    try {
+      written = await this.#ctx.store.transaction(async () => {
+        const wrote: boolean[] = [];
+        for (const { message, settlement, attempt } of batch) {
+          const held = await webhooks.settle(message.id, this.#holder, settlement);
+          if (held) await webhooks.addAttempt({ ...attempt, message_id: message.id });
+          wrote.push(held);
+        }
+        return wrote;
+      });
+    } catch (error) {
+      // Nothing of the batch was written: each message keeps its lease until it runs out, and is then
+      // sent again (at least once). Each attempt reports the failure, as it did when written alone.
+      for (const outcome of batch) outcome.failed(error as Error);
+      return;
+    }
+    for (const [i, outcome] of batch.entries()) outcome.written(written[i]!);
+  }
+}
+
+/**
+ * Lets at most `perTurn` callers through in one event-loop turn; the others wait for a later turn
+ * (setImmediate runs after the I/O of the turn, so requests that arrived meanwhile go first).
+ */
+class TurnGate {
+  readonly #perTurn: number;
+  #used = 0;
+  #armed = false;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(perTurn: number) {
+    this.#perTurn = perTurn;
+  }
+
+  /** Resolves in this turn where there is room, else in the first later turn that has some. */
+  pass(): Promise<void> {
+    this.#arm();
+    if (this.#used < this.#perTurn) {
+      this.#used += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** At the end of the turn, the count starts again and the next few waiting go through. */
+  #arm(): void {
+    if (this.#armed) return;
+    this.#armed = true;
+    setImmediate(() => {
+      this.#armed = false;
+      const next = this.#waiting.splice(0, this.#perTurn);
+      this.#used = next.length;
+      for (const go of next) go();
+      if (this.#waiting.length > 0 || next.length > 0) this.#arm();
+    });
   }
 }
 

@@ -4,10 +4,8 @@
  * growing schedule for 24 hours, later where Retry-After says so; anything else fails at once. Pure
  * rules: the dispatcher (webhook-delivery.ts) makes the calls and writes what these decide.
  */
-
 import type { OutboundError } from '../../outbound/outbound-http.js';
 import { addSeconds, iso } from '../../primitives/clock.js';
-import type { MessageSettlement } from '../../store/webhooks-repository.js';
 
 /** A 2xx within this long is delivered; longer is a timeout (retried). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
@@ -80,6 +78,15 @@ export function ours(): AttemptResult {
     retryable: true,
   };
 }
+
+/**
+ * What an attempt changes on its message: delivered, failed for good, or pending until the next
+ * attempt. The rules own this type; the store writes any value of it as the message's columns.
+ */
+export type MessageSettlement =
+  | { status: 'delivered'; ended_at: string }
+  | { status: 'failed'; failures: number; ended_at: string }
+  | { status: 'pending'; failures: number; next_attempt_at: string };
 
 /** The message's next state after an attempt that ended at `ended`. */
 export function nextState(message: { failures: number; schedule_start: string }, result: AttemptResult, ended: Date): MessageSettlement {
