@@ -17,8 +17,8 @@ export interface GuardHook {
   /**
    * For a read-only route whose own statement returns the auth version (GET /v1/end-users/{id}): the
    * guard judges the keys under the last version this node saw, without a statement of its own, and
-   * the handler calls `confirm` with the version its read returned before it acts. `url` is the route
-   * as the router names it (with the /v1 prefix).
+   * the handler calls `confirm` with the version its read returned before it acts. `url` is the GET
+   * route as the router names it (with the /v1 prefix); other methods on that URL are judged as usual.
    */
   leaveVersionToHandler(url: string): void;
   /**
@@ -43,7 +43,7 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
     reply.header('ratelimit-policy', policy);
     try {
       const presented = presentedOf(request);
-      const byHandler = request.routeOptions.url !== undefined && versionReadByHandler.has(request.routeOptions.url);
+      const byHandler = versionReadByHandler.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url}`);
       const { auth, rateLimit } =
         (byHandler && guard.admitFromMemory(presented)) || (await guard.check(presented, { authVersion: byHandler ? 'by-handler' : 'here' }));
       request.auth = auth;
@@ -88,8 +88,10 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
     }
   };
 
+  // By method and route: a write sharing the read's URL (DELETE /v1/end-users/{id}) reads the
+  // version here, as every route but the read does. HEAD is GET's (Fastify answers it with GET's handler).
   const leaveVersionToHandler = (url: string) => {
-    versionReadByHandler.add(url);
+    versionReadByHandler.add(`GET ${url}`);
   };
 
   const close = async (log: FastifyBaseLogger) => {

@@ -199,10 +199,11 @@ export class ManagementGuard {
    * The fifteen steps. `authVersion: 'by-handler'` is for a read-only route whose own statement
    * returns the auth version (GET /v1/end-users/{id}): the keys are judged from memory under the last
    * version this node saw, without a statement of their own, and the handler compares the version its
-   * read returned before it acts; where it moved, it calls `recheck` and reads again. A refusal judged
-   * that way is never answered as it is: the keys are judged again under a version read here, so a
-   * key, server key or server that opens again (or a refusal that a change now makes an earlier step's)
-   * is seen on the very next request too. Every other route reads the version here, first.
+   * read returned before it acts; where it moved, it calls `recheck`, which judges the keys again on
+   * rows read afresh (confirm in api/guard-hook.ts). A refusal judged that way is never answered as it
+   * is: the keys are judged again under a version read here, so a key, server key or server that opens
+   * again (or a refusal that a change now makes an earlier step's) is seen on the very next request
+   * too. Every other route, and every other method on that route's URL, reads the version here, first.
    */
   async check(request: GuardRequest, options: { authVersion: 'here' | 'by-handler' } = { authVersion: 'here' }): Promise<GuardResult> {
     const { token, serviceKey } = await this.#presented(request);

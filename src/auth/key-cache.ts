@@ -1,8 +1,9 @@
 /**
  * The guard's keys, answered from memory on every node while the auth version holds.
  *
- * Each node keeps the account keys and server keys it has seen, by digest, and reads the auth version
- * (one row, one prepared statement: store/auth-lookups.ts) once per request: every change that can
+ * Each node keeps the account keys and server keys it has seen, by digest, and learns the auth version
+ * once per request (one row, one prepared statement: store/auth-lookups.ts; on the member read, folded
+ * into the read's own statement and confirmed by its handler before it acts): every change that can
  * refuse a key bumps that version in its own transaction (migration 007's triggers), so a request
  * that starts after a revocation, a rotation or a mode change commits, on any node, finds a new
  * version, empties the cache and reads the keys afresh. Expiry needs no version: the guard compares

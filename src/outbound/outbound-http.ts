@@ -117,6 +117,8 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, max: number):
   return whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer;
 }
 
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /** What went wrong, as one of OutboundError's kinds; undici wraps a lookup's error as the cause of "fetch failed". */
 function outboundError(error: unknown): OutboundError {
   if (error instanceof OutboundError) return error;
@@ -226,8 +228,11 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
       return { status: answer.statusCode, header: (name) => headerOf(answer.headers, name) };
     } catch (error) {
       if (error instanceof OutboundError) throw error;
-      if (timedOut) throw new OutboundError('timeout', 'the endpoint did not answer in time');
-      if (request.signal?.aborted) throw new OutboundError('timeout', 'the endpoint did not answer in time');
+      // The whole call's bound, the caller's abort (the dispatcher stopping: it tells that case apart
+      // itself), or undici's own connect/headers/body timeouts, which share the bound's milliseconds.
+      if (timedOut || request.signal?.aborted || UNDICI_TIMEOUTS.has((error as { code?: string }).code ?? '')) {
+        throw new OutboundError('timeout', 'the endpoint did not answer in time');
+      }
       throw outboundError(error);
     } finally {
       clearTimeout(timer);

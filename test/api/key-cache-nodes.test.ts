@@ -1,5 +1,5 @@
 /**
- * The guard answers its key lookups from memory on every node (store/auth-lookups.ts), yet a key
+ * The guard answers its key lookups from memory on every node (auth/key-cache.ts), yet a key
  * revoked, rotated out, expired, or a server switched to personal mode or moved, is refused on the
  * very next request on every node, whoever made the change: the CLI in another process, the
  * services (what the dashboard and the API call), or an operator's SQL.
@@ -83,6 +83,20 @@ describe.each(ENGINES)('cached key lookups on three nodes of one %s database', (
     await warm(headers);
     await revokeAccountKey(others[1]!.ctx, keyId, 'user_someone');
     await expectRefusedEverywhere(headers, 401, 'account_key_revoked');
+  });
+
+  it("refuses a revoked key on the write that shares the member read's URL (DELETE), before any read", async () => {
+    const { keyId, headers } = await newAccountKey(t.ctx, tenant, { label: 'delete-after-revoke' });
+    await warm(headers);
+    const remove = (node: TestApp | SecondNode) => node.app.inject({ method: 'DELETE', url: '/v1/end-users/nobody-here', headers });
+    for (const node of nodes) expect((await remove(node)).statusCode).toBe(404);
+    await revokeAccountKey(others[0]!.ctx, keyId, 'user_someone');
+    // The DELETE's handler reads no auth version of its own: the guard must read it for the write.
+    for (const node of nodes) {
+      const response = await remove(node);
+      expect(response.statusCode).toBe(401);
+      expect(response.json().code).toBe('account_key_revoked');
+    }
   });
 
   it('refuses a server key rotated out by the CLI with no grace, and admits the new one', { timeout: SLOW }, async () => {

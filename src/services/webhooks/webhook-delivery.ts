@@ -14,6 +14,7 @@
  * The shares are this node's: each node bounds what it sends, and the leases decide who sends what.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.js';
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
@@ -106,6 +107,12 @@ export class WebhookDispatcher {
   /** Outcomes not yet written, and the write under way (one at a time: on SQLite they would queue anyway). */
   readonly #outcomes: Outcome[] = [];
   #writing = false;
+  /**
+   * Outcomes waiting or being written. A slot frees when its call ends, before its outcome is
+   * written; claiming stops while maxInFlight of them wait, so a slow database cannot let them pile
+   * up until their leases run out (another node would then send those messages again).
+   */
+  #unwritten = 0;
   readonly #sends = new TurnGate(SENDS_PER_TURN);
 
   constructor(ctx: ServiceContext, outbound: OutboundHttp, limits: Partial<DispatcherLimits> = {}, events: DispatcherEvents = {}) {
@@ -113,6 +120,9 @@ export class WebhookDispatcher {
     this.#outbound = outbound;
     this.#limits = { ...DEFAULT_DISPATCHER_LIMITS, ...limits };
     this.#events = events;
+    // Every call under way listens to this one signal (stop aborts them all): up to maxInFlight
+    // listeners is the design, not a leak for Node to warn about past its default of 10.
+    setMaxListeners(this.#limits.maxInFlight + 1, this.#abort.signal);
   }
 
   /** Looks for due messages every pollMs until stop(). */
@@ -188,7 +198,7 @@ export class WebhookDispatcher {
   }
 
   async #claimAndSend(): Promise<number> {
-    let free = this.#limits.maxInFlight - this.#total;
+    let free = Math.min(this.#limits.maxInFlight - this.#total, this.#limits.maxInFlight - this.#unwritten);
     if (free <= 0 || this.#stopped) return 0;
     const nowDate = this.#ctx.clock.now();
     const now = iso(nowDate);
@@ -334,6 +344,7 @@ export class WebhookDispatcher {
       error: result.error,
       duration_ms: durationMs,
     };
+    this.#unwritten += 1;
     return new Promise((resolve, reject) => {
       this.#outcomes.push({
         message,
@@ -382,6 +393,10 @@ export class WebhookDispatcher {
       // sent again (at least once). Each attempt reports the failure, as it did when written alone.
       for (const outcome of batch) outcome.failed(error as Error);
       return;
+    } finally {
+      this.#unwritten -= batch.length;
+      // Claiming may have stopped on the unwritten bound: go on at the next turn, not the next poll.
+      if (!this.#stopped) this.#wakeSoon();
     }
     for (const [i, outcome] of batch.entries()) outcome.written(written[i]!);
   }
