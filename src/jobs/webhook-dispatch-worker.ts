@@ -3,6 +3,7 @@
  * the Config it was given, runs the webhook dispatcher on its own outbound HTTP as serve did in the
  * API's thread, reports outcomes and errors to the main thread, and stops when told.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createOutbound } from '../outbound/outbound-http.js';
@@ -18,6 +19,13 @@ import type { DispatchWorkerData, FromDispatchWorker, ToDispatchWorker } from '.
  * these to the API's pool on the server, so the pool is kept small rather than a second API-sized one.
  */
 const WORKER_POOL_MAX = 4;
+
+/**
+ * The nice value this thread runs at (Linux keeps it per thread: the API's thread keeps its own). Where
+ * the cores are busy, the kernel then runs an API request before more delivery work: deliveries may
+ * wait (nobody waits on them), a request should not. On an idle machine it changes nothing.
+ */
+const DISPATCH_NICE = 10;
 
 const port = parentPort;
 if (!port) throw new Error('webhook-dispatch-worker.ts runs only as a worker thread (see webhook-dispatch.ts)');
@@ -58,6 +66,11 @@ const observer: ServiceObserver = {
 };
 
 async function start(): Promise<() => Promise<void>> {
+  try {
+    setPriority(DISPATCH_NICE);
+  } catch {
+    // A system that refuses it delivers at the API's priority, as before the worker existed.
+  }
   const { ctx } = await openContext(revived(config));
   if (countDeliveries) ctx.observer = observer;
   // Webhooks get their own connection pool and timeout: a slow endpoint cannot hold a provider call's connections.
