@@ -4,14 +4,12 @@ import { buildApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { scheduleBackgroundRefresh } from './jobs/background-refresh-schedule.js';
 import { scheduleSweeps } from './jobs/sweep-schedule.js';
+import { startWebhookDispatch } from './jobs/webhook-dispatch.js';
 import { Metrics } from './metrics/metrics.js';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
-import { createOutbound } from './outbound/outbound-http.js';
 import { createLogger } from './primitives/logger.js';
 import { openContext } from './runtime.js';
 import { standardSweeps } from './services/retention/sweeps.js';
-import { WebhookDispatcher } from './services/webhooks/webhook-delivery.js';
-import { WEBHOOK_TIMEOUT_MS } from './services/webhooks/webhook-retry-policy.js';
 
 const LOG_FLUSH_INTERVAL_MS = 1000;
 
@@ -62,17 +60,8 @@ export async function serve(config: Config): Promise<void> {
   const sweeps = scheduleSweeps(ctx, standardSweeps({ auditRetentionDays: config.auditRetentionDays }), logger);
   // Null when KEYWARD_BACKGROUND_REFRESH_HOURS is 0: nothing is scheduled.
   const backgroundRefresh = scheduleBackgroundRefresh(ctx, { hours: config.backgroundRefreshHours }, logger);
-  // Webhooks get their own connection pool and timeout: a slow endpoint cannot hold a provider call's connections.
-  const webhookOutbound = createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: WEBHOOK_TIMEOUT_MS });
-  const webhooks = new WebhookDispatcher(
-    ctx,
-    webhookOutbound,
-    {},
-    {
-      onError: (error) => logger.warn({ err: { message: error.message } }, 'webhook delivery failed on our side; the message stays due'),
-    },
-  );
-  webhooks.start();
+  // Deliveries run in a worker thread with connections of its own, off the API's event loop.
+  const webhooks = startWebhookDispatch(ctx, config, logger);
   const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
   flush.unref();
 
@@ -88,7 +77,6 @@ export async function serve(config: Config): Promise<void> {
     await sweeps.stop();
     await backgroundRefresh?.stop();
     await webhooks.stop();
-    await webhookOutbound.close();
     await ctx.store.close();
     await ctx.outbound.close();
     logger.flush();

@@ -25,6 +25,8 @@ export interface DatabaseLocation {
   engine: Engine;
   /** The SQLite file path, or the PostgreSQL connection string. */
   target: string;
+  /** PostgreSQL: the most connections the pool opens (POOL_MAX unless given); not used by SQLite. */
+  poolMax?: number;
 }
 
 export function parseDatabaseUrl(url: string): DatabaseLocation | null {
@@ -167,8 +169,8 @@ const POOL_MAX = 10;
  */
 const POSTGRES_CONNECT_TIMEOUT_MS = 5000;
 
-function openPostgres(connectionString: string): Opened {
-  const pool = new pg.Pool({ connectionString, max: POOL_MAX, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS });
+function openPostgres(connectionString: string, max = POOL_MAX): Opened {
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS });
   // A client that loses its connection must not take the process down. The pool listens on its idle
   // clients ('error' on the pool); a client handed out has no listener of its own (neither the pool
   // nor Kysely adds one), and a server that shuts down sends every session a FATAL 57P01, also to
@@ -182,13 +184,13 @@ function openPostgres(connectionString: string): Opened {
   // (prepared.ts), and Kysely's own checkout, query and release of a client cost more CPU than pg's
   // pool.query on the per-request read. Its errors are classified as the dialect's are.
   const readRunner: QueryRunner = (sqlText, parameters) => pool.query(sqlText, parameters as unknown[]).then((result) => result.rows, rethrowClassified);
-  const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_MAX } });
+  const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max } });
   return { db, readRunner, figures, close: () => db.destroy() };
 }
 
 /** Opens the database; `close` ends every connection. */
 export function openConnections(location: DatabaseLocation): { connections: Connections; figures(): ConnectionFigures; close(): Promise<void> } {
-  const { db, readRunner, figures, close } = location.engine === 'postgres' ? openPostgres(location.target) : openSqlite(location.target);
+  const { db, readRunner, figures, close } = location.engine === 'postgres' ? openPostgres(location.target, location.poolMax) : openSqlite(location.target);
   const connections = new Connections(location.engine, db, readRunner);
   return { connections, figures: () => ({ ...figures(), transactionsUnderWay: connections.transactionsUnderWay }), close };
 }
