@@ -19,6 +19,38 @@ export type { PageFilter, PagePosition } from './audience-page-queries.js';
 
 type Credential = Selectable<CredentialsTable>;
 
+/**
+ * Every column of a credential, named rather than `c.*`: PostgreSQL expands a `*` when it plans, so
+ * a column added by a migration changes the result of a named statement prepared before it, which
+ * then fails on that connection (postgres-reader.ts sends it again, at the cost of a second round
+ * trip); named columns keep its result as it was. The type check below fails when a column is added
+ * to CredentialsTable and not here.
+ */
+const CREDENTIAL_COLUMNS = [
+  'id',
+  'server_id',
+  'member_id',
+  'provider',
+  'type',
+  'status',
+  'secret',
+  'access_expires_at',
+  'scopes',
+  'error_code',
+  'error_message',
+  'connected_at',
+  'updated_at',
+  'refreshed_at',
+  'refresh_lease_until',
+  'refresh_lease_holder',
+  'refresh_attempted_at',
+  'member_created_at',
+  'external_user_id',
+] as const satisfies readonly (keyof CredentialsTable)[];
+type MissingCredentialColumn = Exclude<keyof CredentialsTable, (typeof CREDENTIAL_COLUMNS)[number]>;
+const everyCredentialColumn: [MissingCredentialColumn] extends [never] ? true : never = true;
+void everyCredentialColumn;
+
 /** What the list shows of a credential: never its secret. */
 export type CredentialSummaryRow = Pick<Credential, 'id' | 'provider' | 'type' | 'status' | 'connected_at' | 'updated_at'>;
 
@@ -57,7 +89,7 @@ export class AudienceRepository extends Repository {
         .leftJoin('audience_members as m', (join) => join.on('m.server_id', '=', serverId).on('m.external_user_id', '=', externalUserId))
         .leftJoin('credentials as c', 'c.member_id', 'm.id')
         .select(['v.version as auth_version', 'm.id as m_id', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at'])
-        .selectAll('c')
+        .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const))
         .where('v.id', '=', 1)
         .orderBy('c.provider'),
     );

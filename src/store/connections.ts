@@ -14,8 +14,12 @@ export type Engine = 'sqlite' | 'postgres';
 /** A query runner: the root connection, or a transaction already open. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
-/** Runs one SQL text with its parameters and gives back the rows (the prepared per-request reads). */
-export type QueryRunner = (sqlText: string, parameters: readonly unknown[]) => Promise<unknown[]>;
+/**
+ * Runs one SQL text with its parameters and gives back the rows (the prepared per-request reads).
+ * With a name (prepared.ts gives one, unique to the text), PostgreSQL runs it as a named prepared
+ * statement (postgres-reader.ts); SQLite keeps its compiled statements by text and needs none.
+ */
+export type QueryRunner = (sqlText: string, parameters: readonly unknown[], name?: string) => Promise<unknown[]>;
 
 export class Connections {
   readonly #open = new AsyncLocalStorage<Transaction<Database>>();

@@ -18,6 +18,7 @@ import {
 import pg from 'pg';
 import { ClassifyingDialect } from './classifying-dialect.js';
 import { Connections, type Engine, type QueryRunner } from './connections.js';
+import { postgresReader } from './postgres-reader.js';
 import type { Database } from './schema.js';
 import { storeError } from './store-errors.js';
 
@@ -154,10 +155,6 @@ function walBytes(path: string): number {
   }
 }
 
-const rethrowClassified = (error: unknown): never => {
-  throw storeError(error);
-};
-
 const POOL_MAX = 10;
 
 /**
@@ -180,10 +177,7 @@ function openPostgres(connectionString: string, max = POOL_MAX): Opened {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new ClassifyingDialect(new PostgresDialect({ pool })) });
-  // Straight to the pool, not through Kysely's executeQuery: the text is compiled already
-  // (prepared.ts), and Kysely's own checkout, query and release of a client cost more CPU than pg's
-  // pool.query on the per-request read. Its errors are classified as the dialect's are.
-  const readRunner: QueryRunner = (sqlText, parameters) => pool.query(sqlText, parameters as unknown[]).then((result) => result.rows, rethrowClassified);
+  const readRunner = postgresReader(pool);
   const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max } });
   return { db, readRunner, figures, close: () => db.destroy() };
 }

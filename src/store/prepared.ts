@@ -1,11 +1,22 @@
 import type { Compilable, CompiledQuery } from 'kysely';
+import { sha256Hex } from '../primitives/digest.js';
 import type { QueryRunner } from './connections.js';
+
+/**
+ * The name a prepared read goes under on PostgreSQL (postgres-reader.ts): from its text, so two
+ * statements never share a name (pg refuses a name used for another text) and every node gives the
+ * same statement the same name. 64 bits of the digest: the few dozen texts cannot meet by chance.
+ */
+export function statementName(sqlText: string): string {
+  return `kw_${sha256Hex(sqlText).slice(0, 16)}`;
+}
 
 /**
  * A query built and compiled once, then run with new parameters. Kysely builds and compiles a query
  * on every call, which on the per-request paths cost more than SQLite's own work. The query is built
  * with stand-in values; each compiled parameter that is a stand-in is replaced by the argument in
- * its place, so the order in which the builder uses them does not matter.
+ * its place, so the order in which the builder uses them does not matter. It runs under a name
+ * (statementName), so PostgreSQL parses and plans it once per connection.
  */
 export function preparedQuery<Row, Args extends string[]>(
   run: QueryRunner,
@@ -15,9 +26,10 @@ export function preparedQuery<Row, Args extends string[]>(
   const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`) as Args;
   const compiled = build(...standIns).compile();
   const slots = compiled.parameters.map((value) => standIns.indexOf(value as string));
+  const name = statementName(compiled.sql);
   return (...args: Args) => {
     const parameters = compiled.parameters.map((value, i) => (slots[i]! >= 0 ? args[slots[i]!] : value));
-    return run(compiled.sql, parameters) as Promise<Row[]>;
+    return run(compiled.sql, parameters, name) as Promise<Row[]>;
   };
 }
 

@@ -1,0 +1,53 @@
+/**
+ * The per-request reads on PostgreSQL (Connections.reader): straight to pg's pool, not through
+ * Kysely's executeQuery (the text is compiled already, prepared.ts, and Kysely's own checkout, query
+ * and release of a client cost more CPU than pool.query on the per-request read). A read that
+ * prepared.ts named goes as a named prepared statement: each connection parses and plans its text
+ * once, then sends only Bind and Execute, where an unnamed statement sends the whole text to be
+ * parsed and planned again on every request. Errors are classified as the dialect's are.
+ */
+import type pg from 'pg';
+import type { QueryRunner } from './connections.js';
+import { storeError } from './store-errors.js';
+
+/**
+ * SQLSTATEs after which a named statement is sent once more under a fresh name:
+ * - 0A000 "cached plan must not change result type": in a rolling upgrade another node migrated a
+ *   table the statement reads so that its result changed (a selected column's type changed, or a
+ *   column of a `*` came or went). PostgreSQL will not change the result of a statement a connection
+ *   prepared before, so it fails on that connection until the connection closes.
+ * - 26000 "prepared statement does not exist": pg believes the connection parsed it, but the server
+ *   no longer has it (a DEALLOCATE or DISCARD by someone else, a pooler in front of the server).
+ * Parsed under a fresh name, the text is planned against the schema as it stands, so the request
+ * succeeds. Both are safe to retry: these are reads.
+ */
+const STALE_STATEMENT_CODES: ReadonlySet<unknown> = new Set(['0A000', '26000']);
+
+const rowsOf = (result: pg.QueryResult) => result.rows;
+
+const rethrowClassified = (error: unknown): never => {
+  throw storeError(error);
+};
+
+export function postgresReader(pool: pg.Pool): QueryRunner {
+  /**
+   * A statement's name after it went stale once (its first name stays its key). The fresh name
+   * serves every later call, so each connection parses the text once more rather than failing on
+   * every read until it closes; the stale statement stays on the connections that had it (a few per
+   * migration) until they close.
+   */
+  const renamed = new Map<string, string>();
+  let freshNames = 0;
+
+  return (text, values, name) => {
+    if (name === undefined) return pool.query(text, values as unknown[]).then(rowsOf, rethrowClassified);
+    const current = renamed.size === 0 ? name : (renamed.get(name) ?? name);
+    return pool.query({ name: current, text, values: values as unknown[] }).then(rowsOf, (error: unknown) => {
+      if (!STALE_STATEMENT_CODES.has((error as { code?: unknown } | null)?.code)) throw storeError(error);
+      freshNames += 1;
+      const fresh = `${name}_${freshNames}`;
+      renamed.set(name, fresh);
+      return pool.query({ name: fresh, text, values: values as unknown[] }).then(rowsOf, rethrowClassified);
+    });
+  };
+}
