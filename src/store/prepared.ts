@@ -12,41 +12,46 @@ export function statementName(sqlText: string): string {
 }
 
 /**
- * A query built and compiled once, then run with new parameters. Kysely builds and compiles a query
- * on every call, which on the per-request paths cost more than SQLite's own work. The query is built
- * with stand-in values; each compiled parameter that is a stand-in is replaced by the argument in
- * its place, so the order in which the builder uses them does not matter. It runs under a name
- * (statementName), so PostgreSQL parses and plans it once per connection.
+ * A query built and compiled once, with stand-in values for its arguments, and how to put the
+ * arguments of a call in their places: each compiled parameter that is a stand-in is replaced by the
+ * argument in its place, so the order in which the builder uses them does not matter. A stand-in the
+ * builder wrote into the SQL text instead of taking it as a parameter would be run as it is, so that
+ * fails here, once.
+ */
+function compiledWithStandIns<Row, Args extends unknown[]>(arity: number, build: (...args: Args) => Compilable<Row>) {
+  const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`);
+  const compiled = build(...(standIns as unknown as Args)).compile();
+  const missing = standIns.filter((standIn) => !compiled.parameters.includes(standIn));
+  if (missing.length > 0) throw new Error(`a prepared statement takes ${missing.length} of its ${arity} arguments in its text: ${compiled.sql}`);
+  const slots = compiled.parameters.map((value) => standIns.indexOf(value as string));
+  const bind = (args: readonly unknown[]) => compiled.parameters.map((value, i) => (slots[i]! >= 0 ? args[slots[i]!] : value));
+  return { compiled, bind };
+}
+
+/**
+ * A read built and compiled once, then run with new parameters. Kysely builds and compiles a query
+ * on every call, which on the per-request paths cost more than SQLite's own work. It runs under a
+ * name (statementName), so PostgreSQL parses and plans it once per connection.
  */
 export function preparedQuery<Row, Args extends string[]>(
   run: QueryRunner,
   arity: Args['length'],
   build: (...args: Args) => Compilable<Row>,
 ): (...args: Args) => Promise<Row[]> {
-  const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`) as Args;
-  const compiled = build(...standIns).compile();
-  const slots = compiled.parameters.map((value) => standIns.indexOf(value as string));
+  const { compiled, bind } = compiledWithStandIns(arity, build);
   const name = statementName(compiled.sql);
-  return (...args: Args) => {
-    const parameters = compiled.parameters.map((value, i) => (slots[i]! >= 0 ? args[slots[i]!] : value));
-    return run(compiled.sql, parameters, name) as Promise<Row[]>;
-  };
+  return (...args: Args) => run(compiled.sql, bind(args), name) as Promise<Row[]>;
 }
 
 /**
- * preparedQuery's compiled query, for a statement run on the write path (on the open transaction or
- * the root connection, through Kysely's executeQuery, which skips only the build and the compile).
- * Arguments may be any values (a limit is a number). A stand-in the builder wrote into the SQL text
- * instead of taking it as a parameter would be run as it is, so that fails here, once.
+ * A statement of the write path compiled once (run on the open transaction or the root connection,
+ * through Kysely's executeQuery, which then skips only the build and the compile). Arguments may be
+ * any values (a limit is a number).
  */
 export function compiledOnce<Row, Args extends unknown[]>(
   arity: Args['length'],
   build: (...args: Args) => Compilable<Row>,
 ): (...args: Args) => CompiledQuery<Row> {
-  const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`);
-  const compiled = build(...(standIns as Args)).compile();
-  const missing = standIns.filter((standIn) => !compiled.parameters.includes(standIn));
-  if (missing.length > 0) throw new Error(`a prepared statement takes ${missing.length} of its ${arity} arguments in its text: ${compiled.sql}`);
-  const slots = compiled.parameters.map((value) => standIns.indexOf(value as string));
-  return (...args: Args) => ({ ...compiled, parameters: compiled.parameters.map((value, i) => (slots[i]! >= 0 ? args[slots[i]!] : value)) });
+  const { compiled, bind } = compiledWithStandIns(arity, build);
+  return (...args: Args) => ({ ...compiled, parameters: bind(args) });
 }
