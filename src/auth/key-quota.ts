@@ -50,6 +50,12 @@ interface Share {
   recheckAtMs: number;
 }
 
+/** One request spent from the share's lease (it has some left, in a window still running). */
+function spend(share: Share, nowMs: number): WindowState {
+  share.left -= 1;
+  return { remaining: share.left + share.unleased, resetSeconds: secondsUntil(share.endsMs, nowMs), limited: false };
+}
+
 export class KeyQuota {
   /** In the order of their windows' starts (a share that leases into a new window moves to the end). */
   readonly #shares = new InsertionOrderedMap<Share>();
@@ -80,10 +86,7 @@ export class KeyQuota {
         share.left = 0;
         share.recheckAtMs = 0;
       }
-      if (share.left > 0) {
-        share.left -= 1;
-        return { remaining: share.left + share.unleased, resetSeconds: secondsUntil(share.endsMs, nowMs), limited: false };
-      }
+      if (share.left > 0) return spend(share, nowMs);
       if (nowMs < share.recheckAtMs) return { remaining: 0, resetSeconds: secondsUntil(share.endsMs, nowMs), limited: true };
       const current = share;
       share.lease ??= this.#lease(keyId, share, now).finally(() => {
@@ -108,8 +111,7 @@ export class KeyQuota {
     const share = this.#shares.get(keyId);
     if (!share || nowMs >= share.endsMs || share.left === 0) return null;
     this.#forgetOneEnded(keyId, nowMs);
-    share.left -= 1;
-    return { remaining: share.left + share.unleased, resetSeconds: secondsUntil(share.endsMs, nowMs), limited: false };
+    return spend(share, nowMs);
   }
 
   /**

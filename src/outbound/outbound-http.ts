@@ -162,9 +162,22 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
     bodyTimeout: options.timeoutMs,
   });
 
-  async function call(url: string, init: RequestInit = {}): Promise<Response> {
+  /** The address policy, on every call (the pinned lookup checks again what the name resolves to). */
+  const refuseUrl = (url: string) => {
     const refusal = outboundUrlRefusal(url, options.allowPrivateUrls);
     if (refusal) throw new OutboundError('refused', `the URL ${refusal.reason}`);
+  };
+
+  /** A redirect is not followed, and a body declared over the cap is not read: the same rules for fetch and post. */
+  const refusalOfAnswer = (status: number, contentLength: string | null): OutboundError | null => {
+    if (status >= 300 && status < 400) return new OutboundError('redirect', `the endpoint answered ${status}, a redirect, which is not followed`);
+    const declared = Number(contentLength);
+    if (Number.isFinite(declared) && declared > max) return new OutboundError('too_large', `the response body declares ${declared} bytes, over ${max}`);
+    return null;
+  };
+
+  async function call(url: string, init: RequestInit = {}): Promise<Response> {
+    refuseUrl(url);
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     const answer = await undiciFetch(url, {
@@ -173,14 +186,10 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
       signal,
       dispatcher: agent,
     });
-    if (answer.status >= 300 && answer.status < 400) {
+    const answerRefusal = refusalOfAnswer(answer.status, answer.headers.get('content-length'));
+    if (answerRefusal) {
       await answer.body?.cancel().catch(() => undefined);
-      throw new OutboundError('redirect', `the endpoint answered ${answer.status}, a redirect, which is not followed`);
-    }
-    const declared = Number(answer.headers.get('content-length'));
-    if (Number.isFinite(declared) && declared > max) {
-      await answer.body?.cancel().catch(() => undefined);
-      throw new OutboundError('too_large', `the response body declares ${declared} bytes, over ${max}`);
+      throw answerRefusal;
     }
     const body = await readCapped(answer.body as ReadableStream<Uint8Array> | null, max);
     // The body is decoded now: its length and encoding headers no longer describe it.
@@ -193,8 +202,7 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
   }
 
   async function post(url: string, request: OutboundPost): Promise<OutboundAnswer> {
-    const refusal = outboundUrlRefusal(url, options.allowPrivateUrls);
-    if (refusal) throw new OutboundError('refused', `the URL ${refusal.reason}`);
+    refuseUrl(url);
     // The whole call's bound, as fetch's AbortSignal.timeout, without making a signal per call.
     const bound = new AbortController();
     let timedOut = false;
@@ -215,14 +223,10 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
         body: request.body,
         signal: bound.signal,
       });
-      if (answer.statusCode >= 300 && answer.statusCode < 400) {
+      const answerRefusal = refusalOfAnswer(answer.statusCode, headerOf(answer.headers, 'content-length'));
+      if (answerRefusal) {
         discard(answer.body);
-        throw new OutboundError('redirect', `the endpoint answered ${answer.statusCode}, a redirect, which is not followed`);
-      }
-      const declared = Number(headerOf(answer.headers, 'content-length'));
-      if (Number.isFinite(declared) && declared > max) {
-        discard(answer.body);
-        throw new OutboundError('too_large', `the response body declares ${declared} bytes, over ${max}`);
+        throw answerRefusal;
       }
       await drainCapped(answer.body, max);
       return { status: answer.statusCode, header: (name) => headerOf(answer.headers, name) };

@@ -19,16 +19,9 @@ import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.j
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
 import type { ServiceContext } from '../context.js';
-import {
-  type AttemptResult,
-  answered,
-  type MessageSettlement,
-  nextState,
-  ours,
-  retryAfterSeconds,
-  unanswered,
-  WEBHOOK_TIMEOUT_MS,
-} from './webhook-retry-policy.js';
+import { OutcomeWriter } from './outcome-writer.js';
+import { TurnGate } from './turn-gate.js';
+import { type AttemptResult, answered, nextState, ours, retryAfterSeconds, unanswered, WEBHOOK_TIMEOUT_MS } from './webhook-retry-policy.js';
 import { webhookKey, webhookSecretAad, webhookSignature } from './webhook-signing.js';
 
 /** Beyond the timeout, the time a sender may need to write the outcome back. */
@@ -64,15 +57,6 @@ type Target = { url: string; keys: Buffer[] } | { url: string; unreadable: Error
 
 type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
 
-/** An attempt that has ended, waiting for its outcome to be written with others' in one transaction. */
-interface Outcome {
-  message: Claimed;
-  settlement: MessageSettlement;
-  attempt: { id: string; attempted_at: string; status_code: number | null; error: string | null; duration_ms: number };
-  written(wrote: boolean): void;
-  failed(error: Error): void;
-}
-
 export interface DispatcherEvents {
   /** An attempt or a round failed in a way that is Keyward's, not the endpoint's (a database error). */
   onError?(error: Error): void;
@@ -104,15 +88,12 @@ export class WebhookDispatcher {
   #stopped = false;
   /** A round asked for by a freed slot, to run at the next turn (many slots freed together ask once). */
   #wakeAsked = false;
-  /** Outcomes not yet written, and the write under way (one at a time: on SQLite they would queue anyway). */
-  readonly #outcomes: Outcome[] = [];
-  #writing = false;
   /**
-   * Outcomes waiting or being written. A slot frees when its call ends, before its outcome is
-   * written; claiming stops while maxInFlight of them wait, so a slow database cannot let them pile
-   * up until their leases run out (another node would then send those messages again).
+   * The attempts' outcomes, written in batches. A slot frees when its call ends, before its outcome
+   * is written; claiming stops while maxInFlight outcomes wait, so a slow database cannot let them
+   * pile up until their leases run out (another node would then send those messages again).
    */
-  #unwritten = 0;
+  readonly #outcomes: OutcomeWriter;
   readonly #sends = new TurnGate(SENDS_PER_TURN);
 
   constructor(ctx: ServiceContext, outbound: OutboundHttp, limits: Partial<DispatcherLimits> = {}, events: DispatcherEvents = {}) {
@@ -120,6 +101,10 @@ export class WebhookDispatcher {
     this.#outbound = outbound;
     this.#limits = { ...DEFAULT_DISPATCHER_LIMITS, ...limits };
     this.#events = events;
+    // Claiming may have stopped on the unwritten bound: it goes on at the next turn, not the next poll.
+    this.#outcomes = new OutcomeWriter(ctx, this.#holder, WRITES_PER_TURN, () => {
+      if (!this.#stopped) this.#wakeSoon();
+    });
     // Every call under way listens to this one signal (stop aborts them all): up to maxInFlight
     // listeners is the design, not a leak for Node to warn about past its default of 10.
     setMaxListeners(this.#limits.maxInFlight + 1, this.#abort.signal);
@@ -198,7 +183,7 @@ export class WebhookDispatcher {
   }
 
   async #claimAndSend(): Promise<number> {
-    let free = Math.min(this.#limits.maxInFlight - this.#total, this.#limits.maxInFlight - this.#unwritten);
+    let free = Math.min(this.#limits.maxInFlight - this.#total, this.#limits.maxInFlight - this.#outcomes.unwritten);
     if (free <= 0 || this.#stopped) return 0;
     const nowDate = this.#ctx.clock.now();
     const now = iso(nowDate);
@@ -335,108 +320,17 @@ export class WebhookDispatcher {
    * message now and sends it again (at least once), even if this attempt was a 2xx. Resolves once
    * written: the outcomes of attempts that end close together are written in one transaction.
    */
-  #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
+  async #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
     const settlement = nextState(message, result, this.#ctx.clock.now());
-    const attempt = {
+    const written = await this.#outcomes.write(message.id, settlement, {
       id: newId('att', startedAt.getTime()),
       attempted_at: iso(startedAt),
       status_code: result.statusCode,
       error: result.error,
       duration_ms: durationMs,
-    };
-    this.#unwritten += 1;
-    return new Promise((resolve, reject) => {
-      this.#outcomes.push({
-        message,
-        settlement,
-        attempt,
-        written: (wrote) => {
-          // Counted once written: an attempt whose lease ran out is another node's to count.
-          if (wrote)
-            this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
-          resolve();
-        },
-        failed: reject,
-      });
-      this.#writeSoon();
     });
-  }
-
-  /** Writes the waiting outcomes at the next turn, WRITES_PER_TURN a transaction, one transaction at a time. */
-  #writeSoon(): void {
-    if (this.#writing) return;
-    this.#writing = true;
-    setImmediate(() => {
-      this.#write().finally(() => {
-        this.#writing = false;
-        if (this.#outcomes.length > 0) this.#writeSoon();
-      });
-    });
-  }
-
-  async #write(): Promise<void> {
-    const batch = this.#outcomes.splice(0, WRITES_PER_TURN);
-    const { webhooks } = this.#ctx.store;
-    let written: boolean[];
-    try {
-      written = await this.#ctx.store.transaction(async () => {
-        const wrote: boolean[] = [];
-        for (const { message, settlement, attempt } of batch) {
-          const held = await webhooks.settle(message.id, this.#holder, settlement);
-          if (held) await webhooks.addAttempt({ ...attempt, message_id: message.id });
-          wrote.push(held);
-        }
-        return wrote;
-      });
-    } catch (error) {
-      // Nothing of the batch was written: each message keeps its lease until it runs out, and is then
-      // sent again (at least once). Each attempt reports the failure, as it did when written alone.
-      for (const outcome of batch) outcome.failed(error as Error);
-      return;
-    } finally {
-      this.#unwritten -= batch.length;
-      // Claiming may have stopped on the unwritten bound: go on at the next turn, not the next poll.
-      if (!this.#stopped) this.#wakeSoon();
-    }
-    for (const [i, outcome] of batch.entries()) outcome.written(written[i]!);
-  }
-}
-
-/**
- * Lets at most `perTurn` callers through in one event-loop turn; the others wait for a later turn
- * (setImmediate runs after the I/O of the turn, so requests that arrived meanwhile go first).
- */
-class TurnGate {
-  readonly #perTurn: number;
-  #used = 0;
-  #armed = false;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(perTurn: number) {
-    this.#perTurn = perTurn;
-  }
-
-  /** Resolves in this turn where there is room, else in the first later turn that has some. */
-  pass(): Promise<void> {
-    this.#arm();
-    if (this.#used < this.#perTurn) {
-      this.#used += 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  /** At the end of the turn, the count starts again and the next few waiting go through. */
-  #arm(): void {
-    if (this.#armed) return;
-    this.#armed = true;
-    setImmediate(() => {
-      this.#armed = false;
-      const next = this.#waiting.splice(0, this.#perTurn);
-      this.#used = next.length;
-      for (const go of next) go();
-      if (this.#waiting.length > 0 || next.length > 0) this.#arm();
-    });
+    // Counted once written: an attempt whose lease ran out is another node's to count.
+    if (written) this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
   }
 }
 
