@@ -7,9 +7,9 @@
  */
 import pg from 'pg';
 import { AudienceRepository } from '../src/store/audience-repository.js';
-import { Connections } from '../src/store/connections.js';
+import { Connections, type QueryRunner } from '../src/store/connections.js';
 import { migrateToLatest } from '../src/store/migrate.js';
-import { postgresReader } from '../src/store/postgres-reader.js';
+import { postgresRunner } from '../src/store/postgres-runner.js';
 import { openStore, parseDatabaseUrl } from '../src/store/store.js';
 import { createPostgresDatabase, startEmbeddedPostgres } from '../test/helpers/embedded-postgres.js';
 
@@ -21,9 +21,10 @@ const { url, drop } = await createPostgresDatabase(server.adminUrl, 'keyward_nam
 const store = openStore(parseDatabaseUrl(url)!);
 await migrateToLatest(store);
 const pool = new pg.Pool({ connectionString: url, max: 1 });
-const reader = postgresReader(pool);
+const reader = postgresRunner(pool);
 let named = true;
-const audience = new AudienceRepository(new Connections('postgres', store.db, (text, values, name) => reader(text, values, named ? name : undefined)));
+const runner: QueryRunner = (text, values, name) => reader(text, values, named ? name : undefined);
+const audience = new AudienceRepository(new Connections('postgres', store.db, runner, runner));
 
 async function round(asNamed: boolean): Promise<{ cpu: number; wall: number }> {
   named = asNamed;

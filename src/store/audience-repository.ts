@@ -22,7 +22,7 @@ type Credential = Selectable<CredentialsTable>;
 /**
  * Every column of a credential, named rather than `c.*`: PostgreSQL expands a `*` when it plans, so
  * a column added by a migration changes the result of a named statement prepared before it, which
- * then fails on that connection (postgres-reader.ts sends it again, at the cost of a second round
+ * then fails on that connection (postgres-runner.ts sends it again, at the cost of a second round
  * trip); named columns keep its result as it was. The type check below fails when a column is added
  * to CredentialsTable and not here.
  */

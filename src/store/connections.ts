@@ -17,7 +17,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
 /**
  * Runs one SQL text with its parameters and gives back the rows (the prepared per-request reads).
  * With a name (prepared.ts gives one, unique to the text), PostgreSQL runs it as a named prepared
- * statement (postgres-reader.ts); SQLite keeps its compiled statements by text and needs none.
+ * statement (postgres-runner.ts); SQLite keeps its compiled statements by text and needs none.
  */
 export type QueryRunner = (sqlText: string, parameters: readonly unknown[], name?: string) => Promise<unknown[]>;
 
@@ -35,7 +35,20 @@ export class Connections {
      * own (WAL), so they never queue behind a write; on PostgreSQL the pool.
      */
     readonly reader: QueryRunner,
+    /** runAlone's runner: on SQLite the root connection (in Kysely's queue), on PostgreSQL the pool as `reader`. */
+    private readonly alone: QueryRunner,
   ) {}
+
+  /**
+   * One statement of the write path that needs no transaction around it (a single statement is atomic
+   * on both engines): on PostgreSQL named and on the pool, as the reads go; on SQLite on the one
+   * writing connection. Never inside transaction(): on SQLite it would queue behind the very
+   * transaction that waits for it, and on PostgreSQL it would run outside it.
+   */
+  runAlone(sqlText: string, parameters: readonly unknown[], name?: string): Promise<unknown[]> {
+    if (this.inTransaction) return Promise.reject(new Error('runAlone was called inside a transaction'));
+    return this.alone(sqlText, parameters, name);
+  }
 
   /** The open transaction of this call chain, or the root connection. */
   get current(): Db {

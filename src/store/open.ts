@@ -18,7 +18,7 @@ import {
 import pg from 'pg';
 import { ClassifyingDialect } from './classifying-dialect.js';
 import { Connections, type Engine, type QueryRunner } from './connections.js';
-import { postgresReader } from './postgres-reader.js';
+import { postgresRunner } from './postgres-runner.js';
 import type { Database } from './schema.js';
 import { storeError } from './store-errors.js';
 
@@ -73,6 +73,8 @@ interface Opened {
   db: Kysely<Database>;
   /** Where the per-request reads run (see Connections.reader). */
   readRunner: QueryRunner;
+  /** Where a write-path statement that needs no transaction runs (see Connections.runAlone). */
+  aloneRunner: QueryRunner;
   /** The engine's own figures (ConnectionFigures without the transactions, which Connections counts). */
   figures(): Omit<ConnectionFigures, 'transactionsUnderWay'>;
   close(): Promise<void>;
@@ -135,9 +137,11 @@ function openSqlite(path: string): Opened {
       throw storeError(error);
     }
   };
+  const aloneRunner: QueryRunner = async (sqlText, parameters) => (await db.executeQuery(CompiledQuery.raw(sqlText, [...parameters]))).rows;
   return {
     db,
     readRunner,
+    aloneRunner,
     figures: () => ({ walBytes: walBytes(path) }),
     close: async () => {
       reader.close();
@@ -177,14 +181,15 @@ function openPostgres(connectionString: string, max = POOL_MAX): Opened {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new ClassifyingDialect(new PostgresDialect({ pool })) });
-  const readRunner = postgresReader(pool);
+  const readRunner = postgresRunner(pool);
   const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max } });
-  return { db, readRunner, figures, close: () => db.destroy() };
+  return { db, readRunner, aloneRunner: readRunner, figures, close: () => db.destroy() };
 }
 
 /** Opens the database; `close` ends every connection. */
 export function openConnections(location: DatabaseLocation): { connections: Connections; figures(): ConnectionFigures; close(): Promise<void> } {
-  const { db, readRunner, figures, close } = location.engine === 'postgres' ? openPostgres(location.target, location.poolMax) : openSqlite(location.target);
-  const connections = new Connections(location.engine, db, readRunner);
+  const { db, readRunner, aloneRunner, figures, close } =
+    location.engine === 'postgres' ? openPostgres(location.target, location.poolMax) : openSqlite(location.target);
+  const connections = new Connections(location.engine, db, readRunner, aloneRunner);
   return { connections, figures: () => ({ ...figures(), transactionsUnderWay: connections.transactionsUnderWay }), close };
 }

@@ -3,7 +3,7 @@ import { sha256Hex } from '../primitives/digest.js';
 import type { QueryRunner } from './connections.js';
 
 /**
- * The name a prepared read goes under on PostgreSQL (postgres-reader.ts): from its text, so two
+ * The name a prepared read goes under on PostgreSQL (postgres-runner.ts): from its text, so two
  * statements never share a name (pg refuses a name used for another text) and every node gives the
  * same statement the same name. 64 bits of the digest: the few dozen texts cannot meet by chance.
  */
@@ -33,7 +33,7 @@ function compiledWithStandIns<Row, Args extends unknown[]>(arity: number, build:
  * on every call, which on the per-request paths cost more than SQLite's own work. It runs under a
  * name (statementName), so PostgreSQL parses and plans it once per connection.
  */
-export function preparedQuery<Row, Args extends string[]>(
+export function preparedQuery<Row, Args extends unknown[]>(
   run: QueryRunner,
   arity: Args['length'],
   build: (...args: Args) => Compilable<Row>,

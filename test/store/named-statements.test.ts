@@ -1,5 +1,5 @@
 /**
- * The per-request reads go as named prepared statements on PostgreSQL (store/postgres-reader.ts). In
+ * The per-request reads go as named prepared statements on PostgreSQL (store/postgres-runner.ts). In
  * a rolling upgrade another node migrates the schema under them: a statement prepared before now
  * answers 0A000 ("cached plan must not change result type") on that connection, and one the server
  * dropped answers 26000. The read must still answer, and answer right.

@@ -71,18 +71,9 @@ export class OutcomeWriter {
 
   async #writeBatch(): Promise<void> {
     const batch = this.#waiting.splice(0, this.#perBatch);
-    const { webhooks } = this.#ctx.store;
     let written: boolean[];
     try {
-      written = await this.#ctx.store.transaction(async () => {
-        const wrote: boolean[] = [];
-        for (const { messageId, settlement, attempt } of batch) {
-          const held = await webhooks.settle(messageId, this.#holder, settlement);
-          if (held) await webhooks.addAttempt({ ...attempt, message_id: messageId });
-          wrote.push(held);
-        }
-        return wrote;
-      });
+      written = await this.#ctx.store.webhooks.settleAll(this.#holder, batch);
     } catch (error) {
       // Nothing of the batch was written: each message keeps its lease until it runs out, and is then
       // sent again (at least once). Each attempt reports the failure, as it did when written alone.

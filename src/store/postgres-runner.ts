@@ -1,10 +1,12 @@
 /**
- * The per-request reads on PostgreSQL (Connections.reader): straight to pg's pool, not through
- * Kysely's executeQuery (the text is compiled already, prepared.ts, and Kysely's own checkout, query
- * and release of a client cost more CPU than pool.query on the per-request read). A read that
- * prepared.ts named goes as a named prepared statement: each connection parses and plans its text
- * once, then sends only Bind and Execute, where an unnamed statement sends the whole text to be
- * parsed and planned again on every request. Errors are classified as the dialect's are.
+ * The statements that go straight to pg's pool on PostgreSQL, not through Kysely's executeQuery: the
+ * per-request reads (Connections.reader) and the write path's statements that run alone
+ * (Connections.runAlone: the webhook dispatcher's claim and its batched outcomes). Their text is
+ * compiled already (prepared.ts), and Kysely's own checkout, query and release of a client cost more
+ * CPU than pool.query. A statement that prepared.ts named goes as a named prepared statement: each
+ * connection parses and plans its text once, then sends only Bind and Execute, where an unnamed
+ * statement sends the whole text to be parsed and planned again on every call. Errors are classified
+ * as the dialect's are.
  */
 import type pg from 'pg';
 import type { QueryRunner } from './connections.js';
@@ -19,7 +21,8 @@ import { storeError } from './store-errors.js';
  * - 26000 "prepared statement does not exist": pg believes the connection parsed it, but the server
  *   no longer has it (a DEALLOCATE or DISCARD by someone else, a pooler in front of the server).
  * Parsed under a fresh name, the text is planned against the schema as it stands, so the request
- * succeeds. Both are safe to retry: these are reads.
+ * succeeds. Both are safe to retry, writes included: PostgreSQL raises them while binding the
+ * statement, before it has run.
  */
 const STALE_STATEMENT_CODES: ReadonlySet<unknown> = new Set(['0A000', '26000']);
 
@@ -29,7 +32,7 @@ const rethrowClassified = (error: unknown): never => {
   throw storeError(error);
 };
 
-export function postgresReader(pool: pg.Pool): QueryRunner {
+export function postgresRunner(pool: pg.Pool): QueryRunner {
   /**
    * A statement's name after it went stale once (its first name stays its key). The fresh name
    * serves every later call, so each connection parses the text once more rather than failing on
