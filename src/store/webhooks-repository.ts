@@ -226,7 +226,7 @@ export class WebhooksRepository extends Repository {
     let fill = this.#dueEndpointsByShape.get(shape);
     if (!fill) {
       fill = compiledOnce(2 + busy.endpoints.length + busy.accounts.length, (...standIns: unknown[]) =>
-        this.#dueEndpointsQuery(
+        this.dueEndpointsQuery(
           standIns[0] as string,
           standIns.slice(2, 2 + busy.endpoints.length) as string[],
           standIns.slice(2 + busy.endpoints.length) as string[],
@@ -245,7 +245,8 @@ export class WebhooksRepository extends Repository {
     return rows.slice(0, limit).map((r) => ({ id: r.id, accountId: r.account_id }));
   }
 
-  #dueEndpointsQuery(now: string, busyEndpoints: readonly string[], busyAccounts: readonly string[], limit: number) {
+  /** The statement dueEndpoints runs (public for the test of its plan). */
+  dueEndpointsQuery(now: string, busyEndpoints: readonly string[], busyAccounts: readonly string[], limit: number) {
     const root = this.connections.root;
     const due = (eb: ExpressionBuilder<Database, 'webhook_endpoints' | 'servers'>) =>
       eb
