@@ -19,6 +19,7 @@ import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.j
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
 import type { ServiceContext } from '../context.js';
+import { DueEndpointList } from './due-endpoints.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { TurnGate } from './turn-gate.js';
 import { type AttemptResult, answered, nextState, ours, retryAfterSeconds, unanswered, WEBHOOK_TIMEOUT_MS } from './webhook-retry-policy.js';
@@ -95,6 +96,7 @@ export class WebhookDispatcher {
    */
   readonly #outcomes: OutcomeWriter;
   readonly #sends = new TurnGate(SENDS_PER_TURN);
+  readonly #due = new DueEndpointList();
 
   constructor(ctx: ServiceContext, outbound: OutboundHttp, limits: Partial<DispatcherLimits> = {}, events: DispatcherEvents = {}) {
     this.#ctx = ctx;
@@ -114,6 +116,7 @@ export class WebhookDispatcher {
   start(): void {
     const tick = () => {
       if (this.#stopped) return;
+      this.#due.forget();
       this.#wake();
       this.#timer = setTimeout(tick, this.#limits.pollMs);
       this.#timer.unref();
@@ -191,7 +194,14 @@ export class WebhookDispatcher {
       endpoints: [...this.#inFlight].filter(([id, n]) => n >= this.#slots(id)).map(([id]) => id),
       accounts: [...this.#inFlightByAccount].filter(([, n]) => n >= this.#limits.perAccount).map(([id]) => id),
     };
-    const endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, free);
+    let endpoints = this.#due.reusable(busy);
+    const reused = endpoints !== null;
+    if (!endpoints) {
+      // As many as the node could claim from at most, not only what is free now: the rounds that
+      // reuse the list may have more room.
+      endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, this.#limits.maxInFlight);
+      this.#due.remember(endpoints, busy);
+    }
     const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
     let started = 0;
     for (const { id: endpointId, accountId } of endpoints) {
@@ -202,6 +212,7 @@ export class WebhookDispatcher {
       const room = Math.min(endpointRoom, accountRoom, free);
       if (room <= 0) continue;
       const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
+      if (claimed.length < room) this.#due.ranDry(endpointId);
       if (claimed.length === 0) continue;
       // Read once for the messages claimed together, which all go to this endpoint.
       const target = this.#target(endpointId, now);
@@ -209,6 +220,12 @@ export class WebhookDispatcher {
       free -= claimed.length;
       started += claimed.length;
       if (free <= 0) break;
+    }
+    // A round that starts nothing has looked at the database afresh, not only at the kept list: drain()
+    // and the poll rely on "nothing started" meaning nothing is due.
+    if (started === 0 && reused && !this.#stopped) {
+      this.#due.forget();
+      return this.#claimAndSend();
     }
     return started;
   }

@@ -1,0 +1,46 @@
+/**
+ * The endpoints with something due, as the dispatcher's last read of them (dueEndpoints) found them,
+ * kept for the rounds that follow: while a backlog drains, a round starts each time a few slots free,
+ * and reading the list again for each (a window over every endpoint with something due) had cost as
+ * much as the claim itself.
+ *
+ * The list is read again where it may have left out an endpoint that could now be claimed from: once
+ * an endpoint or account that the read passed over as busy has room again, once every endpoint on it
+ * has run dry (their claims came back short), and at every poll (pollMs: messages that fell due since,
+ * and new endpoints and accounts, are seen within that, as when the dispatcher is idle).
+ */
+import type { DueEndpoint } from '../../store/webhooks-repository.js';
+
+export interface BusyNow {
+  endpoints: readonly string[];
+  accounts: readonly string[];
+}
+
+export class DueEndpointList {
+  #endpoints: DueEndpoint[] = [];
+  /** What the read left out as busy. */
+  #passedOver: { endpoints: ReadonlySet<string>; accounts: ReadonlySet<string> } = { endpoints: new Set(), accounts: new Set() };
+
+  /** The list, if it still holds every endpoint that could be claimed from with `busy` as it is now; else null. */
+  reusable(busy: BusyNow): readonly DueEndpoint[] | null {
+    if (this.#endpoints.length === 0) return null;
+    const stillBusy = (passedOver: ReadonlySet<string>, now: readonly string[]) => passedOver.size === 0 || [...passedOver].every((id) => now.includes(id));
+    if (!stillBusy(this.#passedOver.endpoints, busy.endpoints) || !stillBusy(this.#passedOver.accounts, busy.accounts)) return null;
+    return this.#endpoints;
+  }
+
+  /** A new read, and what it passed over as busy. */
+  remember(endpoints: readonly DueEndpoint[], busy: BusyNow): void {
+    this.#endpoints = [...endpoints];
+    this.#passedOver = { endpoints: new Set(busy.endpoints), accounts: new Set(busy.accounts) };
+  }
+
+  /** An endpoint whose claim came back short: it has nothing more to claim now. */
+  ranDry(endpointId: string): void {
+    this.#endpoints = this.#endpoints.filter((endpoint) => endpoint.id !== endpointId);
+  }
+
+  forget(): void {
+    this.#endpoints = [];
+  }
+}
