@@ -24,6 +24,7 @@
  *   BENCH_CONNECTIONS=4 npm run bench:webhooks   # POST forms on 4 connections at once (default: one at a time)
  *   BENCH_PROFILE_DIR=/tmp/profile npm run bench:webhooks   # a V8 CPU profile of each Keyward process
  *   BENCH_PARTS=deliveries,reads npm run bench:webhooks    # some parts only (deliveries, reads, forms)
+ *   BENCH_PARTS=reads BENCH_IDLE_READS=10000 BENCH_MESSAGES=10000 npm run bench:webhooks   # p99s over more GETs
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -370,7 +371,7 @@ async function getUntil(pool: Pool, path: string, headers: Record<string, string
  * 10 endpoints drains (from the commit of the backlog to the last message delivered). The aim: the
  * draining p99 at most 1.5 times the idle one.
  */
-const IDLE_READS = 3000;
+const IDLE_READS = Number(process.env.BENCH_IDLE_READS ?? 3000);
 const WARMUP_READS = 1000;
 
 async function readsWhileDraining(engine: Engine, databaseUrl: string, dir: string) {

@@ -1,8 +1,9 @@
 /**
- * The outcomes of webhook attempts, written in batches: those that end close together share one
- * transaction (at most `perBatch`), one transaction at a time (on SQLite they would queue anyway), each
- * at the event-loop turn after it was asked for. Each outcome is fenced by its lease: the message's next
- * state is written only where this node still holds it, and the attempt only with it.
+ * The outcomes of webhook attempts, written in batches: those that end close together are written
+ * together (at most `perBatch`; one statement on PostgreSQL, one transaction on SQLite: settleAll),
+ * one batch at a time, each at the event-loop turn after it was asked for. Each outcome is fenced by
+ * its lease: the message's next state is written only where this node still holds it, and the attempt
+ * only with it.
  */
 import type { ServiceContext } from '../context.js';
 import type { MessageSettlement } from './webhook-retry-policy.js';
