@@ -29,7 +29,8 @@ export type FromDispatchWorker =
 
 /**
  * The worker runs the compiled .js under dist/; under tsx (benchmarks, scripts) this module is the .ts
- * source, and so is its neighbour (the worker inherits tsx's loader through execArgv).
+ * source, and so is its neighbour (the worker inherits tsx's loader through execArgv). Loaded from
+ * src/ by anything else (vitest), the .ts worker cannot start: tests use the built module.
  */
 const WORKER_FILE = new URL(import.meta.url.endsWith('.ts') ? './webhook-dispatch-worker.ts' : './webhook-dispatch-worker.js', import.meta.url);
 
