@@ -23,18 +23,28 @@ export interface ThreadReceiver {
 
 export async function startReceiverThread(answer: ReceiverAnswer): Promise<ThreadReceiver> {
   const worker = new Worker(new URL(import.meta.url), { workerData: answer });
-  const pending = new Map<number, (reply: Reply) => void>();
+  const pending = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
   let asked = 0;
+  let ended: Error | null = null;
   worker.on('message', (reply: Reply | { url: string }) => {
     if ('id' in reply) {
-      pending.get(reply.id)?.(reply);
+      pending.get(reply.id)?.resolve(reply);
       pending.delete(reply.id);
     }
   });
+  // A thread that dies answers nothing more: what waits on it fails rather than hang the benchmark.
+  const end = (error: Error) => {
+    ended ??= error;
+    for (const { reject } of pending.values()) reject(ended);
+    pending.clear();
+  };
+  worker.on('error', end);
+  worker.on('exit', (code) => end(new Error(`the receiver thread ended (exit code ${code})`)));
   const ask = (message: Question) =>
-    new Promise<Reply>((resolve) => {
+    new Promise<Reply>((resolve, reject) => {
+      if (ended) return reject(ended);
       const id = ++asked;
-      pending.set(id, resolve);
+      pending.set(id, { resolve, reject });
       worker.postMessage({ ...message, id });
     });
   const url = await new Promise<string>((resolve, reject) => {
@@ -46,7 +56,7 @@ export async function startReceiverThread(answer: ReceiverAnswer): Promise<Threa
     count: async () => (await ask({ kind: 'count' })).count!,
     since: async (from) => (await ask({ kind: 'since', from })).received!,
     close: async () => {
-      await ask({ kind: 'close' });
+      if (!ended) await ask({ kind: 'close' });
       await worker.terminate();
     },
   };

@@ -14,8 +14,8 @@ import { WEBHOOK_TIMEOUT_MS } from '../services/webhooks/webhook-retry-policy.js
 import type { DispatchWorkerData, FromDispatchWorker, ToDispatchWorker } from './webhook-dispatch.js';
 
 /**
- * PostgreSQL: the dispatcher holds at most one write transaction at a time, claims in sequence, and
- * reads targets and gives leases back beside them; a few connections serve it. Each node's worker adds
+ * PostgreSQL: the dispatcher writes one batch of outcomes at a time (one statement), claims in
+ * sequence, and reads targets and gives leases back beside them; a few connections serve it. Each node's worker adds
  * these to the API's pool on the server, so the pool is kept small rather than a second API-sized one.
  */
 const WORKER_POOL_MAX = 4;

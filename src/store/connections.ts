@@ -15,7 +15,8 @@ export type Engine = 'sqlite' | 'postgres';
 export type Db = Kysely<Database> | Transaction<Database>;
 
 /**
- * Runs one SQL text with its parameters and gives back the rows (the prepared per-request reads).
+ * Runs one SQL text with its parameters and gives back the rows (the prepared per-request reads, and
+ * the write path's statements that run alone).
  * With a name (prepared.ts gives one, unique to the text), PostgreSQL runs it as a named prepared
  * statement (postgres-runner.ts); SQLite keeps its compiled statements by text and needs none.
  */

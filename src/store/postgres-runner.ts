@@ -21,8 +21,8 @@ import { storeError } from './store-errors.js';
  * - 26000 "prepared statement does not exist": pg believes the connection parsed it, but the server
  *   no longer has it (a DEALLOCATE or DISCARD by someone else, a pooler in front of the server).
  * Parsed under a fresh name, the text is planned against the schema as it stands, so the request
- * succeeds. Both are safe to retry, writes included: PostgreSQL raises them while binding the
- * statement, before it has run.
+ * succeeds. Both are safe to retry, writes included: every statement sent here runs alone, outside
+ * any transaction, and a statement that fails is rolled back whole, so nothing of it was written.
  */
 const STALE_STATEMENT_CODES: ReadonlySet<unknown> = new Set(['0A000', '26000']);
 

@@ -3,7 +3,7 @@ import { sha256Hex } from '../primitives/digest.js';
 import type { QueryRunner } from './connections.js';
 
 /**
- * The name a prepared read goes under on PostgreSQL (postgres-runner.ts): from its text, so two
+ * The name a prepared statement goes under on PostgreSQL (postgres-runner.ts): from its text, so two
  * statements never share a name (pg refuses a name used for another text) and every node gives the
  * same statement the same name. 64 bits of the digest: the few dozen texts cannot meet by chance.
  */
@@ -29,9 +29,10 @@ function compiledWithStandIns<Row, Args extends unknown[]>(arity: number, build:
 }
 
 /**
- * A read built and compiled once, then run with new parameters. Kysely builds and compiles a query
- * on every call, which on the per-request paths cost more than SQLite's own work. It runs under a
- * name (statementName), so PostgreSQL parses and plans it once per connection.
+ * A statement built and compiled once, then run with new parameters by `run` (a read, or a write that
+ * runs alone). Kysely builds and compiles a query on every call, which on the per-request paths cost
+ * more than SQLite's own work. It runs under a name (statementName), so PostgreSQL parses it once per
+ * connection.
  */
 export function preparedQuery<Row, Args extends unknown[]>(
   run: QueryRunner,

@@ -48,9 +48,10 @@ export interface MessageOutcome {
  * were two round trips an outcome, between a BEGIN and a COMMIT. The outcomes arrive as one array a
  * column (one text whatever the batch's size: one prepared statement); a column the settlement leaves
  * out is null in its array, and kept. The UPDATE is fenced by the lease, and only the messages it
- * settled get their attempt; one statement is one transaction. (PostgreSQL plans each call anew, as it
- * counts the arrays' elements; as one JSON document, planned once for 100 rows, it ran 4 to 5 times
- * slower: bench/RESULTS.md.)
+ * settled get their attempt; one statement is one transaction. A settlement always gives `status`;
+ * a column it leaves out is kept (the retry rules never set one to null). (As one JSON document
+ * instead of arrays, planned for 100 rows whatever the batch, it ran 4 to 5 times slower:
+ * bench/RESULTS.md.)
  */
 const SETTLE_ALL_POSTGRES = `
 with outcome as (
@@ -73,6 +74,7 @@ with outcome as (
     from outcome o join settled s on s.id = o.message_id
 )
 select id from settled`;
+const SETTLE_ALL_POSTGRES_NAME = statementName(SETTLE_ALL_POSTGRES);
 
 /** The fewest endpoints dueEndpoints asks the database for (see there). */
 const DUE_ENDPOINTS_READ = 32;
@@ -83,7 +85,7 @@ const DUE_ENDPOINTS_READ = 32;
  * SQLite's own work (bench/RESULTS.md, Webhooks that do not slow the API).
  */
 export class WebhooksRepository extends Repository {
-  readonly #dueEndpointsByShape = new Map<string, (...args: unknown[]) => CompiledQuery<{ id: string; account_id: string }>>();
+  readonly #dueEndpointsByShape = new Map<string, (...args: unknown[]) => Promise<{ id: string; account_id: string }[]>>();
   readonly #settleByColumns = new Map<string, (...args: unknown[]) => CompiledQuery<unknown>>();
   readonly #claim: (endpointId: string, limit: number, holder: string, until: string, now: string) => Promise<ClaimedMessage[]>;
   readonly #releaseLease: (messageId: string, holder: string) => Promise<unknown[]>;
@@ -223,9 +225,11 @@ export class WebhooksRepository extends Repository {
    */
   async dueEndpoints(now: string, busy: { endpoints: readonly string[]; accounts: readonly string[] }, limit: number): Promise<DueEndpoint[]> {
     const shape = `${busy.endpoints.length}/${busy.accounts.length}`;
-    let fill = this.#dueEndpointsByShape.get(shape);
-    if (!fill) {
-      fill = compiledOnce(2 + busy.endpoints.length + busy.accounts.length, (...standIns: unknown[]) =>
+    let read = this.#dueEndpointsByShape.get(shape);
+    if (!read) {
+      // Named on PostgreSQL, one statement a shape: as many shapes as there can be busy endpoints and
+      // accounts at once, which the node's slots bound (at most a few hundred, most never met).
+      read = preparedQuery(this.connections.reader, 2 + busy.endpoints.length + busy.accounts.length, (...standIns: unknown[]) =>
         this.dueEndpointsQuery(
           standIns[0] as string,
           standIns.slice(2, 2 + busy.endpoints.length) as string[],
@@ -233,15 +237,12 @@ export class WebhooksRepository extends Repository {
           standIns[1] as number,
         ),
       );
-      this.#dueEndpointsByShape.set(shape, fill);
+      this.#dueEndpointsByShape.set(shape, read);
     }
     // Asked for at least DUE_ENDPOINTS_READ rows and cut here: with a LIMIT of 1 or 2 (a nearly full
     // node) SQLite planned the ordering worse: 5.1 ms a call against 0.64 ms, measured with 10
     // endpoints and 4,200 messages due (bench/RESULTS.md, Webhooks).
-    const { sql, parameters } = fill(now, Math.max(limit, DUE_ENDPOINTS_READ), ...busy.endpoints, ...busy.accounts);
-    // Named on PostgreSQL, one statement a shape (a few dozen at most: the busy lists are bounded by
-    // the node's slots), as it runs on every round.
-    const rows = (await this.connections.reader(sql, parameters, statementName(sql))) as { id: string; account_id: string }[];
+    const rows = await read(now, Math.max(limit, DUE_ENDPOINTS_READ), ...busy.endpoints, ...busy.accounts);
     return rows.slice(0, limit).map((r) => ({ id: r.id, accountId: r.account_id }));
   }
 
@@ -334,7 +335,7 @@ export class WebhooksRepository extends Repository {
         column((o) => o.attempt.error),
         column((o) => o.attempt.duration_ms),
       ];
-      const settled = (await this.connections.runAlone(SETTLE_ALL_POSTGRES, [...columns, holder], statementName(SETTLE_ALL_POSTGRES))) as { id: string }[];
+      const settled = (await this.connections.runAlone(SETTLE_ALL_POSTGRES, [...columns, holder], SETTLE_ALL_POSTGRES_NAME)) as { id: string }[];
       const ids = new Set(settled.map((row) => row.id));
       return outcomes.map((o) => ids.has(o.messageId));
     }

@@ -18,7 +18,7 @@ describe('the kept list of endpoints with something due', () => {
 
   it('is reused while what the read passed over as busy is still busy, whatever else became busy since', () => {
     const list = new DueEndpointList();
-    list.remember([a1, b1], { endpoints: ['wh_c1'], accounts: ['acct_d'] });
+    list.remember([a1, b1], { endpoints: ['wh_c1'], accounts: ['acct_d'] }, true);
     expect(list.reusable({ endpoints: ['wh_c1'], accounts: ['acct_d'] })).toEqual([a1, b1]);
     // The node's own claims made a1 and account b busy: the list still holds all that could be claimed from.
     expect(list.reusable({ endpoints: ['wh_c1', 'wh_a1'], accounts: ['acct_d', 'acct_b'] })).toEqual([a1, b1]);
@@ -26,15 +26,15 @@ describe('the kept list of endpoints with something due', () => {
 
   it('is read again once an endpoint or an account it passed over as busy has room', () => {
     const list = new DueEndpointList();
-    list.remember([a1], { endpoints: ['wh_c1'], accounts: [] });
+    list.remember([a1], { endpoints: ['wh_c1'], accounts: [] }, true);
     expect(list.reusable(none)).toBeNull();
-    list.remember([a1], { endpoints: [], accounts: ['acct_d'] });
+    list.remember([a1], { endpoints: [], accounts: ['acct_d'] }, true);
     expect(list.reusable({ endpoints: ['wh_c1'], accounts: [] })).toBeNull();
   });
 
   it('drops an endpoint that ran dry, and is read again once all have', () => {
     const list = new DueEndpointList();
-    list.remember([a1, a2, b1], none);
+    list.remember([a1, a2, b1], none, true);
     list.ranDry('wh_a2');
     expect(list.reusable(none)).toEqual([a1, b1]);
     list.ranDry('wh_a1');
@@ -42,9 +42,29 @@ describe('the kept list of endpoints with something due', () => {
     expect(list.reusable(none)).toBeNull();
   });
 
+  it('serves the endpoints on it in turn: one claimed from waits behind the others', () => {
+    const list = new DueEndpointList();
+    list.remember([a1, a2, b1], none, true);
+    list.servedLast('wh_a1');
+    expect(list.reusable(none)).toEqual([a2, b1, a1]);
+    list.servedLast('wh_b1');
+    expect(list.reusable(none)).toEqual([a2, a1, b1]);
+  });
+
+  it('cut at its limit, is read again once an endpoint or account on it is busy (more may be due beyond it)', () => {
+    const list = new DueEndpointList();
+    list.remember([a1, b1], none, false);
+    expect(list.reusable(none)).toEqual([a1, b1]);
+    expect(list.reusable({ endpoints: ['wh_a1'], accounts: [] })).toBeNull();
+    expect(list.reusable({ endpoints: [], accounts: ['acct_b'] })).toBeNull();
+    // Complete, it holds every endpoint with something due: those on it being busy changes nothing.
+    list.remember([a1, b1], none, true);
+    expect(list.reusable({ endpoints: ['wh_a1'], accounts: ['acct_b'] })).toEqual([a1, b1]);
+  });
+
   it('is read again after forget (every poll)', () => {
     const list = new DueEndpointList();
-    list.remember([a1], none);
+    list.remember([a1], none, true);
     list.forget();
     expect(list.reusable(none)).toBeNull();
   });

@@ -33,7 +33,7 @@ const LEASE_MARGIN_SECONDS = 5;
  * The dispatcher works in small pieces, each in an event-loop turn of its own (setImmediate), so
  * that the API's requests, which arrive as I/O, are answered between them instead of queueing
  * behind a whole backlog's work: at most this many sends are started, and this many outcomes
- * written (in one transaction), a turn.
+ * written (together, in one statement or transaction), a turn.
  */
 const SENDS_PER_TURN = 8;
 const WRITES_PER_TURN = 32;
@@ -201,7 +201,7 @@ export class WebhookDispatcher {
       // As many as the node could claim from at most, not only what is free now: the rounds that
       // reuse the list may have more room.
       endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, this.#limits.maxInFlight);
-      this.#due.remember(endpoints, busy);
+      this.#due.remember(endpoints, busy, endpoints.length < this.#limits.maxInFlight);
     }
     const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
     let started = 0;
@@ -215,19 +215,13 @@ export class WebhookDispatcher {
       // The endpoint's URL and secrets are read beside the claim, not after it (on PostgreSQL, on
       // another of the pool's connections): one round trip's wait a claim instead of two.
       const targetRows = this.#ctx.store.webhooks.deliveryTarget(endpointId, now);
-      let claimed: Claimed[];
-      try {
-        claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
-      } catch (error) {
-        targetRows.catch(() => undefined);
-        throw error;
-      }
+      // Handled at once: it may fail while the claim is still under way, before anything awaits it (the
+      // attempts still see the failure, through #target). Unhandled, it would end the thread.
+      targetRows.catch(() => undefined);
+      const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
       if (claimed.length < room) this.#due.ranDry(endpointId);
-      if (claimed.length === 0) {
-        // Read for nothing (the endpoint ran dry meanwhile); its failure, if any, concerns no message.
-        targetRows.catch(() => undefined);
-        continue;
-      }
+      else this.#due.servedLast(endpointId);
+      if (claimed.length === 0) continue;
       // Read once for the messages claimed together, which all go to this endpoint.
       const target = this.#target(endpointId, targetRows);
       for (const message of claimed) this.#start(message, accountId, target);
@@ -349,7 +343,7 @@ export class WebhookDispatcher {
    * Writes the attempt and the message's next state together, if this node still holds the lease.
    * Where the lease ran out meanwhile, nothing is written, the attempt included: another node owns the
    * message now and sends it again (at least once), even if this attempt was a 2xx. Resolves once
-   * written: the outcomes of attempts that end close together are written in one transaction.
+   * written: the outcomes of attempts that end close together are written together (OutcomeWriter).
    */
   async #settle(message: Claimed, result: AttemptResult, durationMs: number, startedAt: Date): Promise<void> {
     const settlement = nextState(message, result, this.#ctx.clock.now());
