@@ -18,20 +18,33 @@ export async function openContext(config: Config, clock: Clock = systemClock): P
   try {
     const migrations = await migrateToLatest(store);
     await verifyMasterKeys(store, { current: config.masterKey, old: config.oldMasterKeys }, clock.now().toISOString());
-    const ctx: ServiceContext = {
-      store,
-      vault: new Vault(config.masterKey, config.oldMasterKeys),
-      clock,
-      publicUrl: config.publicUrl,
-      catalog: catalogProvider,
-      providerTimeoutMs: config.providerTimeoutSeconds * 1000,
-      outbound: lazyOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.providerTimeoutSeconds * 1000 }),
-      refreshCooldownSeconds: config.refreshCooldownSeconds,
-      signup: config.signup,
-    };
-    return { ctx, migrations };
+    return { ctx: contextOn(store, config, clock), migrations };
   } catch (error) {
     await store.close();
     throw error;
   }
+}
+
+/**
+ * A second context in a process whose openContext has already migrated the database and proven the
+ * master key with the same Config (the webhook dispatcher's thread): its own connections, and no
+ * write at start. (Repeating the checks took the write lock, and failed the thread's start when a long
+ * transaction elsewhere held it past the busy timeout.)
+ */
+export function openCheckedContext(config: Config, clock: Clock = systemClock): ServiceContext {
+  return contextOn(openStore(config.database), config, clock);
+}
+
+function contextOn(store: ServiceContext['store'], config: Config, clock: Clock): ServiceContext {
+  return {
+    store,
+    vault: new Vault(config.masterKey, config.oldMasterKeys),
+    clock,
+    publicUrl: config.publicUrl,
+    catalog: catalogProvider,
+    providerTimeoutMs: config.providerTimeoutSeconds * 1000,
+    outbound: lazyOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.providerTimeoutSeconds * 1000 }),
+    refreshCooldownSeconds: config.refreshCooldownSeconds,
+    signup: config.signup,
+  };
 }

@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createOutbound } from '../outbound/outbound-http.js';
-import { openContext } from '../runtime.js';
+import { openCheckedContext } from '../runtime.js';
 import type { DeliveryOutcome, ServiceObserver } from '../services/observer.js';
 import { WebhookDispatcher } from '../services/webhooks/webhook-delivery.js';
 import { WEBHOOK_TIMEOUT_MS } from '../services/webhooks/webhook-retry-policy.js';
@@ -71,7 +71,16 @@ async function start(): Promise<() => Promise<void>> {
   } catch {
     // A system that refuses it delivers at the API's priority, as before the worker existed.
   }
-  const { ctx } = await openContext(revived(config));
+  // serve's own openContext migrated the database and proved the key, with this Config, before
+  // starting this thread. The ping (a read: no write lock taken) ends a start whose database cannot be
+  // reached, as a failed start, so that the next one waits out the restart's growing pause.
+  const ctx = openCheckedContext(revived(config));
+  try {
+    await ctx.store.maintenance.ping();
+  } catch (error) {
+    await ctx.store.close();
+    throw error;
+  }
   if (countDeliveries) ctx.observer = observer;
   // Webhooks get their own connection pool and timeout: a slow endpoint cannot hold a provider call's connections.
   const outbound = createOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: WEBHOOK_TIMEOUT_MS });
