@@ -21,6 +21,7 @@ import { RateLimitsRepository } from './rate-limits-repository.js';
 import type { Database } from './schema.js';
 import { ServersRepository } from './servers-repository.js';
 import { SessionsRepository } from './sessions-repository.js';
+import { WebhookDeliveryRepository } from './webhook-delivery-repository.js';
 import { WebhooksRepository } from './webhooks-repository.js';
 
 export type { Engine } from './connections.js';
@@ -49,6 +50,8 @@ export interface Store {
   maintenance: MaintenanceRepository;
   rateLimits: RateLimitsRepository;
   webhooks: WebhooksRepository;
+  /** The outbox's delivery protocol: due endpoints, claims, outcomes (the dispatcher's alone). */
+  webhookDelivery: WebhookDeliveryRepository;
   /** Background jobs' leases, and the credentials the background refresh picks. */
   jobs: JobsRepository;
   /** The query builder on the root connection, for migrations, tests and benchmarks: never used by src/ outside store/. */
@@ -77,6 +80,7 @@ export function openStore(location: DatabaseLocation): Store {
     maintenance: new MaintenanceRepository(connections),
     rateLimits: new RateLimitsRepository(connections),
     webhooks: new WebhooksRepository(connections),
+    webhookDelivery: new WebhookDeliveryRepository(connections),
     jobs: new JobsRepository(connections),
     db: connections.root,
     connectionFigures: figures,

@@ -50,7 +50,7 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
   });
 
   it('writes each outcome of a batch only where this node still holds the lease, and keeps what the outcome leaves out', async () => {
-    const { webhooks } = t.ctx.store;
+    const { webhooks, webhookDelivery } = t.ctx.store;
     const endpointId = await endpoint();
     await webhooks.addMessages([
       message(endpointId, 'msg_s1', -4),
@@ -58,13 +58,13 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
       message(endpointId, 'msg_s3', -2),
       message(endpointId, 'msg_s4', -1, 2),
     ]);
-    const claimedByA = await webhooks.claim(endpointId, 10, { holder: 'node-a', until: at(15), now: at(0) });
+    const claimedByA = await webhookDelivery.claim(endpointId, 10, { holder: 'node-a', until: at(15), now: at(0) });
     expect(claimedByA.map((m) => m.id).sort()).toEqual(['msg_s1', 'msg_s2', 'msg_s3', 'msg_s4']);
     // Node a's leases run out; node b takes the oldest message.
-    const claimedByB = await webhooks.claim(endpointId, 1, { holder: 'node-b', until: at(35), now: at(20) });
+    const claimedByB = await webhookDelivery.claim(endpointId, 1, { holder: 'node-b', until: at(35), now: at(20) });
     expect(claimedByB.map((m) => m.id)).toEqual(['msg_s1']);
 
-    const written = await webhooks.settleAll('node-a', [
+    const written = await webhookDelivery.settleAll('node-a', [
       { messageId: 'msg_s1', settlement: { status: 'delivered', ended_at: at(21) }, attempt: attempt('att_s1', 204, null) },
       { messageId: 'msg_s2', settlement: { status: 'pending', failures: 1, next_attempt_at: at(60) }, attempt: attempt('att_s2', 503, null) },
       { messageId: 'msg_s3', settlement: { status: 'failed', failures: 1, ended_at: at(21) }, attempt: attempt('att_s3', null, 'timeout') },
@@ -94,13 +94,13 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
   });
 
   it('writes nothing of a batch whose statement fails', async () => {
-    const { webhooks } = t.ctx.store;
+    const { webhooks, webhookDelivery } = t.ctx.store;
     const endpointId = await endpoint();
     await webhooks.addMessages([message(endpointId, 'msg_f1', -2), message(endpointId, 'msg_f2', -1)]);
-    await webhooks.claim(endpointId, 10, { holder: 'node-a', until: at(15), now: at(0) });
+    await webhookDelivery.claim(endpointId, 10, { holder: 'node-a', until: at(15), now: at(0) });
     // The second attempt's id is taken already (the first's): the insert fails, and the settles with it.
     await expect(
-      webhooks.settleAll('node-a', [
+      webhookDelivery.settleAll('node-a', [
         { messageId: 'msg_f1', settlement: { status: 'delivered', ended_at: at(2) }, attempt: attempt('att_s2', 204, null) },
         { messageId: 'msg_f2', settlement: { status: 'delivered', ended_at: at(2) }, attempt: attempt('att_f2', 204, null) },
       ]),
@@ -112,7 +112,7 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
   });
 
   it('finds the endpoints with something due by endpoint, never by reading every pending message', async () => {
-    const { webhooks } = t.ctx.store;
+    const { webhooks, webhookDelivery } = t.ctx.store;
     const db = t.ctx.store.db;
     const endpoints = [await endpoint(), await endpoint(), await endpoint()];
     await webhooks.addMessages(endpoints.map((id, i) => message(id, `msg_p${i}`, -1)));
@@ -124,7 +124,7 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
     for (let batch = 0; batch < 5; batch++) {
       await webhooks.addMessages(Array.from({ length: 1000 }, (_, i) => message(endpoints[i % 3]!, `msg_b${batch}_${i}`, -1)));
     }
-    const compiled = webhooks.dueEndpointsQuery(at(0), [endpoints[2]!], [], 32).compile();
+    const compiled = webhookDelivery.dueEndpointsQuery(at(0), [endpoints[2]!], [], 32).compile();
     const prefix = engine === 'sqlite' ? 'explain query plan ' : 'explain (format text) ';
     const { rows } = await db.executeQuery<Record<string, string>>({ ...compiled, sql: prefix + compiled.sql });
     const plan = rows.map((r) => r.detail ?? r['QUERY PLAN']).join('\n');
@@ -138,7 +138,7 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
       expect(plan).toMatch(/SEARCH m USING (COVERING )?INDEX webhook_messages_endpoint_due/);
     }
     // And it answers: the two endpoints not busy, each once.
-    expect((await webhooks.dueEndpoints(at(0), { endpoints: [endpoints[2]!], accounts: [] }, 32)).map((e) => e.id).sort()).toEqual(
+    expect((await webhookDelivery.dueEndpoints(at(0), { endpoints: [endpoints[2]!], accounts: [] }, 32)).map((e) => e.id).sort()).toEqual(
       endpoints.slice(0, 2).sort(),
     );
   });

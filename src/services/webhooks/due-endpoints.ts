@@ -15,7 +15,7 @@
  * in turn, as the read's order (longest waiting first, across accounts) would have, rather than give
  * every freed slot back to the first ones.
  */
-import type { DueEndpoint } from '../../store/webhooks-repository.js';
+import type { DueEndpoint } from '../../store/webhook-delivery-repository.js';
 
 export interface BusyNow {
   endpoints: readonly string[];

@@ -5,16 +5,12 @@
  * its lease: the message's next state is written only where this node still holds it, and the attempt
  * only with it.
  */
+import type { MessageOutcome } from '../../store/webhook-delivery-repository.js';
 import type { ServiceContext } from '../context.js';
 import type { MessageSettlement } from './webhook-retry-policy.js';
 
-export interface AttemptRecord {
-  id: string;
-  attempted_at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-}
+/** An attempt's row, as the repository writes it with its outcome. */
+type AttemptRecord = MessageOutcome['attempt'];
 
 interface Outcome {
   messageId: string;
@@ -74,7 +70,7 @@ export class OutcomeWriter {
     const batch = this.#waiting.splice(0, this.#perBatch);
     let written: boolean[];
     try {
-      written = await this.#ctx.store.webhooks.settleAll(this.#holder, batch);
+      written = await this.#ctx.store.webhookDelivery.settleAll(this.#holder, batch);
     } catch (error) {
       // Nothing of the batch was written: each message keeps its lease until it runs out, and is then
       // sent again (at least once). Each attempt reports the failure, as it did when written alone.

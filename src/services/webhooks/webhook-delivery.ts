@@ -18,7 +18,7 @@ import { setMaxListeners } from 'node:events';
 import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.js';
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
-import type { DeliveryTargetRow } from '../../store/webhooks-repository.js';
+import type { DeliveryTargetRow } from '../../store/webhook-delivery-repository.js';
 import type { ServiceContext } from '../context.js';
 import { DueEndpointList } from './due-endpoints.js';
 import { OutcomeWriter } from './outcome-writer.js';
@@ -57,7 +57,7 @@ export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, pe
 /** Where the messages claimed together go, read once for all of them: the URL and the live secrets' HMAC keys. */
 type Target = { url: string; keys: Buffer[] } | { url: string; unreadable: Error };
 
-type Claimed = Awaited<ReturnType<ServiceContext['store']['webhooks']['claim']>>[number];
+type Claimed = Awaited<ReturnType<ServiceContext['store']['webhookDelivery']['claim']>>[number];
 
 export interface DispatcherEvents {
   /** An attempt or a round failed in a way that is Keyward's, not the endpoint's (a database error). */
@@ -200,7 +200,7 @@ export class WebhookDispatcher {
     if (!endpoints) {
       // As many as the node could claim from at most, not only what is free now: the rounds that
       // reuse the list may have more room.
-      endpoints = await this.#ctx.store.webhooks.dueEndpoints(now, busy, this.#limits.maxInFlight);
+      endpoints = await this.#ctx.store.webhookDelivery.dueEndpoints(now, busy, this.#limits.maxInFlight);
       this.#due.remember(endpoints, busy, endpoints.length < this.#limits.maxInFlight);
     }
     const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
@@ -214,11 +214,11 @@ export class WebhookDispatcher {
       if (room <= 0) continue;
       // The endpoint's URL and secrets are read beside the claim, not after it (on PostgreSQL, on
       // another of the pool's connections): one round trip's wait a claim instead of two.
-      const targetRows = this.#ctx.store.webhooks.deliveryTarget(endpointId, now);
+      const targetRows = this.#ctx.store.webhookDelivery.deliveryTarget(endpointId, now);
       // Handled at once: it may fail while the claim is still under way, before anything awaits it (the
       // attempts still see the failure, through #target). Unhandled, it would end the thread.
       targetRows.catch(() => undefined);
-      const claimed = await this.#ctx.store.webhooks.claim(endpointId, room, { holder: this.#holder, until, now });
+      const claimed = await this.#ctx.store.webhookDelivery.claim(endpointId, room, { holder: this.#holder, until, now });
       if (claimed.length < room) this.#due.ranDry(endpointId);
       else this.#due.servedLast(endpointId);
       if (claimed.length === 0) continue;
@@ -291,7 +291,7 @@ export class WebhookDispatcher {
   }
 
   async #attempt(message: Claimed, target: Promise<Target | null>, callEnded: () => void): Promise<void> {
-    const { webhooks } = this.#ctx.store;
+    const { webhookDelivery } = this.#ctx.store;
     const startedAt = this.#ctx.clock.now();
     const endpoint = await target;
     if (!endpoint) {
@@ -322,7 +322,7 @@ export class WebhookDispatcher {
       result = answered(answer.status, retryAfterSeconds(answer.header('retry-after'), startedAt));
     } catch (error) {
       if (this.#abort.signal.aborted) {
-        await webhooks.releaseLease(message.id, this.#holder);
+        await webhookDelivery.releaseLease(message.id, this.#holder);
         return;
       }
       if (error instanceof OutboundError) result = unanswered(error);
