@@ -20,6 +20,7 @@ import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
 import type { DeliveryTargetRow } from '../../store/webhook-delivery-repository.js';
 import type { ServiceContext } from '../context.js';
+import { ClaimedAhead } from './claimed-ahead.js';
 import { DueEndpointList } from './due-endpoints.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { TurnGate } from './turn-gate.js';
@@ -37,6 +38,17 @@ const LEASE_MARGIN_SECONDS = 5;
  */
 const SENDS_PER_TURN = 8;
 const WRITES_PER_TURN = 32;
+
+/**
+ * Claiming ahead (claimed-ahead.ts): an endpoint whose last call from this node was answered within
+ * QUICK_ANSWER_MS gets up to perEndpoint messages claimed beyond its free slots, held at most
+ * HELD_MAX_MS (their leases run that much longer, so a held message started late still has the full
+ * margin to write its outcome in). An endpoint that answers slowly, or not at all, is claimed for one
+ * free slot at a time, as before: its held messages would only wait, leased, where another node could
+ * have sent them.
+ */
+const QUICK_ANSWER_MS = 250;
+const HELD_MAX_MS = 2_000;
 
 export interface DispatcherLimits {
   /** Attempts in flight on this node, all endpoints together. */
@@ -79,7 +91,11 @@ export class WebhookDispatcher {
    * they answer again, so that many hanging endpoints cannot fill the node's slots between them.
    */
   readonly #unresponsive = new Set<string>();
-  readonly #attempts = new Set<Promise<void>>();
+  /** Endpoints whose last call from this node was answered within QUICK_ANSWER_MS: they are claimed ahead for. */
+  readonly #answersQuickly = new Set<string>();
+  readonly #held = new ClaimedAhead<Claimed, Target | null>(HELD_MAX_MS);
+  /** The attempts under way, and the held leases being given back: what stop() and drain() wait for. */
+  readonly #running = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   #total = 0;
   /** Attempts this dispatcher has started, ever (drain() answers the difference). */
@@ -136,7 +152,8 @@ export class WebhookDispatcher {
     this.#abort.abort();
     // A round's failure was reported to onError already; stopping goes on regardless.
     await this.#round?.catch(() => undefined);
-    await Promise.allSettled([...this.#attempts]);
+    this.#giveBack(this.#held.dropAll());
+    await Promise.allSettled([...this.#running]);
   }
 
   /**
@@ -151,8 +168,8 @@ export class WebhookDispatcher {
     for (;;) {
       while (this.#round) await this.#round.catch(() => 0);
       const started = await this.round();
-      if (started === 0 && this.#attempts.size === 0 && !this.#round) return this.#started - before;
-      await Promise.allSettled([...this.#attempts]);
+      if (started === 0 && this.#running.size === 0 && !this.#round) return this.#started - before;
+      await Promise.allSettled([...this.#running]);
     }
   }
 
@@ -191,6 +208,10 @@ export class WebhookDispatcher {
     if (free <= 0 || this.#stopped) return 0;
     const nowDate = this.#ctx.clock.now();
     const now = iso(nowDate);
+    // What is held is started first: it is claimed already, and waits on nothing but a slot.
+    let started = this.#startHeld(free, nowDate.getTime());
+    free -= started;
+    if (free <= 0) return started;
     const busy = {
       endpoints: [...this.#inFlight].filter(([id, n]) => n >= this.#slots(id)).map(([id]) => id),
       accounts: [...this.#inFlightByAccount].filter(([, n]) => n >= this.#limits.perAccount).map(([id]) => id),
@@ -204,29 +225,38 @@ export class WebhookDispatcher {
       this.#due.remember(endpoints, busy, endpoints.length < this.#limits.maxInFlight);
     }
     const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
-    let started = 0;
+    const heldUntil = iso(addSeconds(nowDate, (WEBHOOK_TIMEOUT_MS + HELD_MAX_MS) / 1000 + LEASE_MARGIN_SECONDS));
     for (const { id: endpointId, accountId } of endpoints) {
       // Stopped meanwhile: what is claimed now would only wait for its lease to run out.
       if (this.#stopped) break;
-      const endpointRoom = this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0);
-      const accountRoom = this.#limits.perAccount - (this.#inFlightByAccount.get(accountId) ?? 0);
-      const room = Math.min(endpointRoom, accountRoom, free);
+      const room = Math.min(this.#room(endpointId, accountId), free);
       if (room <= 0) continue;
+      const ahead = this.#answersQuickly.has(endpointId)
+        ? Math.min(this.#limits.perEndpoint - this.#held.count(endpointId), this.#limits.maxInFlight - this.#held.size)
+        : 0;
+      const wanted = room + Math.max(0, ahead);
       // The endpoint's URL and secrets are read beside the claim, not after it (on PostgreSQL, on
       // another of the pool's connections): one round trip's wait a claim instead of two.
       const targetRows = this.#ctx.store.webhookDelivery.deliveryTarget(endpointId, now);
       // Handled at once: it may fail while the claim is still under way, before anything awaits it (the
       // attempts still see the failure, through #target). Unhandled, it would end the thread.
       targetRows.catch(() => undefined);
-      const claimed = await this.#ctx.store.webhookDelivery.claim(endpointId, room, { holder: this.#holder, until, now });
-      if (claimed.length < room) this.#due.ranDry(endpointId);
+      const lease = { holder: this.#holder, until: wanted > room ? heldUntil : until, now };
+      const claimed = await this.#ctx.store.webhookDelivery.claim(endpointId, wanted, lease);
+      if (claimed.length < wanted) this.#due.ranDry(endpointId);
       else this.#due.servedLast(endpointId);
       if (claimed.length === 0) continue;
       // Read once for the messages claimed together, which all go to this endpoint.
       const target = this.#target(endpointId, targetRows);
-      for (const message of claimed) this.#start(message, accountId, target);
-      free -= claimed.length;
-      started += claimed.length;
+      const sending = claimed.slice(0, room);
+      for (const message of sending) this.#start(message, accountId, target);
+      this.#held.hold(
+        endpointId,
+        claimed.slice(room).map((message) => ({ message, accountId, target })),
+        this.#ctx.clock.now().getTime(),
+      );
+      free -= sending.length;
+      started += sending.length;
       if (free <= 0) break;
     }
     // A round that starts nothing has looked at the database afresh, not only at the kept list: drain()
@@ -236,6 +266,47 @@ export class WebhookDispatcher {
       return this.#claimAndSend();
     }
     return started;
+  }
+
+  /**
+   * Starts held messages where their endpoint and account have room, at most `free`; gives back those
+   * held too long. How many it started.
+   */
+  #startHeld(free: number, now: number): number {
+    let started = 0;
+    for (const { endpointId, accountId } of this.#held.endpoints()) {
+      const { ready, expired } = this.#held.take(endpointId, Math.min(this.#room(endpointId, accountId), free - started), now);
+      this.#giveBack(expired);
+      for (const { message, accountId, target } of ready) this.#start(message, accountId, target);
+      started += ready.length;
+    }
+    return started;
+  }
+
+  /** How many more attempts the endpoint and its account may have open on this node now. */
+  #room(endpointId: string, accountId: string): number {
+    const endpointRoom = this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0);
+    const accountRoom = this.#limits.perAccount - (this.#inFlightByAccount.get(accountId) ?? 0);
+    return Math.min(endpointRoom, accountRoom);
+  }
+
+  /**
+   * Gives the leases of held messages back (due at once, for any node), without an attempt: they were
+   * never sent. The list of due endpoints is read afresh, since they are due again.
+   */
+  #giveBack(messages: readonly Claimed[]): void {
+    if (messages.length === 0) return;
+    this.#due.forget();
+    for (const message of messages) {
+      const given: Promise<void> = this.#ctx.store.webhookDelivery
+        .releaseLease(message.id, this.#holder)
+        .catch((error: Error) => this.#events.onError?.(error))
+        .finally(() => {
+          this.#running.delete(given);
+          if (!this.#stopped) this.#wakeSoon();
+        });
+      this.#running.add(given);
+    }
   }
 
   /** How many attempts this node may have open at once to the endpoint. */
@@ -285,9 +356,9 @@ export class WebhookDispatcher {
       .catch((error: Error) => this.#events.onError?.(error))
       .finally(() => {
         free();
-        this.#attempts.delete(attempt);
+        this.#running.delete(attempt);
       });
-    this.#attempts.add(attempt);
+    this.#running.add(attempt);
   }
 
   async #attempt(message: Claimed, target: Promise<Target | null>, callEnded: () => void): Promise<void> {
@@ -295,7 +366,10 @@ export class WebhookDispatcher {
     const startedAt = this.#ctx.clock.now();
     const endpoint = await target;
     if (!endpoint) {
+      // Removed meanwhile: its messages, held ones included, went with it.
       this.#unresponsive.delete(message.endpoint_id);
+      this.#answersQuickly.delete(message.endpoint_id);
+      this.#held.drop(message.endpoint_id);
       return;
     }
     if ('unreadable' in endpoint) {
@@ -334,6 +408,12 @@ export class WebhookDispatcher {
     if (result.failure === 'timeout') this.#unresponsive.add(message.endpoint_id);
     else this.#unresponsive.delete(message.endpoint_id);
     const durationMs = Math.round(performance.now() - began);
+    if (result.delivered && durationMs <= QUICK_ANSWER_MS) this.#answersQuickly.add(message.endpoint_id);
+    else {
+      // Slow or failing: what is held for it would only wait, leased, where another node could send it.
+      this.#answersQuickly.delete(message.endpoint_id);
+      this.#giveBack(this.#held.drop(message.endpoint_id));
+    }
     const settled = this.#settle(message, result, durationMs, startedAt);
     callEnded();
     await settled;
