@@ -12,6 +12,8 @@
  * few slots, and an account's many dead endpoints at most the account's share: other accounts'
  * messages go on, and no API request or callback ever waits on a delivery (they only write the outbox).
  * The shares are this node's: each node bounds what it sends, and the leases decide who sends what.
+ * For an endpoint that answers quickly, a few messages beyond its free slots are claimed and held, to
+ * start as its slots free without a claim each (claimed-ahead.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -40,15 +42,15 @@ const SENDS_PER_TURN = 8;
 const WRITES_PER_TURN = 32;
 
 /**
- * Claiming ahead (claimed-ahead.ts): an endpoint whose last call from this node was answered within
+ * Claiming ahead (claimed-ahead.ts): an endpoint whose last call from this node was delivered within
  * QUICK_ANSWER_MS gets up to perEndpoint messages claimed beyond its free slots, held at most
- * HELD_MAX_MS (their leases run that much longer, so a held message started late still has the full
- * margin to write its outcome in). An endpoint that answers slowly, or not at all, is claimed for one
- * free slot at a time, as before: its held messages would only wait, leased, where another node could
- * have sent them.
+ * HELD_MAX_MS. A claim that holds some leases all it claims that much longer, so that a held message
+ * started late still has the full margin to write its outcome in. An endpoint that has not answered
+ * yet, answers slowly, fails or does not answer is claimed for its free slots only: held messages
+ * would only wait, leased, where another node could have sent them.
  */
 const QUICK_ANSWER_MS = 250;
-const HELD_MAX_MS = 2_000;
+export const HELD_MAX_MS = 2_000;
 
 export interface DispatcherLimits {
   /** Attempts in flight on this node, all endpoints together. */
