@@ -26,6 +26,8 @@ export interface ClaimedMessage {
   payload: string;
   schedule_start: string;
   failures: number;
+  /** When this node's lease runs out: what a give-back is fenced by, besides the holder. */
+  lease_until: string;
 }
 
 /** An endpoint's URL with one of its live secrets (none: `secret_id` null), as the dispatcher reads them together. */
@@ -86,8 +88,8 @@ const DUE_ENDPOINTS_READ = 32;
 export class WebhookDeliveryRepository extends Repository {
   readonly #dueEndpointsByShape = new Map<string, (...args: unknown[]) => Promise<{ id: string; account_id: string }[]>>();
   readonly #settleOne: (...args: unknown[]) => CompiledQuery<unknown>;
-  readonly #claim: (endpointId: string, limit: number, holder: string, until: string, now: string) => Promise<ClaimedMessage[]>;
-  readonly #releaseLease: (messageId: string, holder: string) => Promise<unknown[]>;
+  readonly #claim: (endpointId: string, limit: number, holder: string, until: string, now: string) => Promise<Omit<ClaimedMessage, 'lease_until'>[]>;
+  readonly #releaseLease: (messageId: string, holder: string, until: string) => Promise<unknown[]>;
   readonly #attemptInsert: (...values: unknown[]) => CompiledQuery<unknown>;
   readonly #deliveryTarget: (endpointId: string, now: string) => Promise<DeliveryTargetRow[]>;
 
@@ -114,8 +116,13 @@ export class WebhookDeliveryRepository extends Repository {
         .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
         .returning(['id', 'endpoint_id', 'event_type', 'payload', 'schedule_start', 'failures']);
     });
-    this.#releaseLease = preparedQuery(alone, 2, (messageId: string, holder: string) =>
-      root.updateTable('webhook_messages').set({ lease_holder: null, lease_until: null }).where('id', '=', messageId).where('lease_holder', '=', holder),
+    this.#releaseLease = preparedQuery(alone, 3, (messageId: string, holder: string, until: string) =>
+      root
+        .updateTable('webhook_messages')
+        .set({ lease_holder: null, lease_until: null })
+        .where('id', '=', messageId)
+        .where('lease_holder', '=', holder)
+        .where('lease_until', '=', until),
     );
     // One statement whatever the settlement leaves out, as the PostgreSQL batch: a column left out is kept.
     this.#settleOne = compiledOnce(6, (id, by, status, failures, nextAttemptAt, endedAt) =>
@@ -234,8 +241,9 @@ export class WebhookDeliveryRepository extends Repository {
    * rows are picked FOR UPDATE SKIP LOCKED, so nodes claiming at the same moment take different
    * messages instead of waiting on each other; the lease condition is checked again by the UPDATE.
    */
-  claim(endpointId: string, limit: number, lease: { holder: string; until: string; now: string }): Promise<ClaimedMessage[]> {
-    return this.#claim(endpointId, limit, lease.holder, lease.until, lease.now);
+  async claim(endpointId: string, limit: number, lease: { holder: string; until: string; now: string }): Promise<ClaimedMessage[]> {
+    const rows = await this.#claim(endpointId, limit, lease.holder, lease.until, lease.now);
+    return rows.map((row) => ({ ...row, lease_until: lease.until }));
   }
 
   /**
@@ -292,9 +300,13 @@ export class WebhookDeliveryRepository extends Repository {
     return (settled.numAffectedRows ?? 0n) > 0n;
   }
 
-  /** Gives a message back without an attempt (its sender is stopping): due again at once, if `holder` still holds it. */
-  async releaseLease(messageId: string, holder: string): Promise<void> {
-    await this.#releaseLease(messageId, holder);
+  /**
+   * Gives a message back without an attempt (never sent, or its sender is stopping): due again at once,
+   * if this lease still holds it. Fenced by the lease's end as well as its holder: a node that claimed
+   * the message again meanwhile holds a newer lease, which a late give-back must not clear.
+   */
+  async releaseLease(messageId: string, lease: { holder: string; until: string }): Promise<void> {
+    await this.#releaseLease(messageId, lease.holder, lease.until);
   }
 
   async #addAttempt(attempt: Insertable<WebhookAttemptsTable>): Promise<void> {

@@ -8,7 +8,8 @@
  *
  * Each node here is a dispatcher of its own (its own lease holder) on the test's database, driven by
  * round() with the receiver holding its requests open, so that what is leased can be read while
- * nothing settles.
+ * nothing settles. "Quickly" is a minute here (quickAnswerMs), so that a loaded machine's slow 204
+ * cannot turn claiming ahead off under a test.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOutbound, type OutboundHttp } from '../../src/outbound/outbound-http.js';
@@ -22,6 +23,7 @@ import { type Subscriber, subscribe } from '../helpers/webhook-events.js';
 import { writeEvent } from '../helpers/webhook-history.js';
 
 const PER_ENDPOINT = 2;
+const QUICK_ANSWER_MS = 60_000;
 
 describe.each(ENGINES)('claiming ahead on %s', (engine) => {
   let t: TestApp;
@@ -39,8 +41,8 @@ describe.each(ENGINES)('claiming ahead on %s', (engine) => {
   });
 
   /** A node of its own, polling never (the test calls round()), with `perEndpoint` slots an endpoint. */
-  function node(perEndpoint = PER_ENDPOINT): WebhookDispatcher {
-    const made = new WebhookDispatcher(t.ctx, outbound, { perEndpoint, pollMs: 3_600_000 });
+  function node(perEndpoint = PER_ENDPOINT, calls = outbound): WebhookDispatcher {
+    const made = new WebhookDispatcher(t.ctx, calls, { perEndpoint, pollMs: 3_600_000, quickAnswerMs: QUICK_ANSWER_MS });
     nodes.push(made);
     return made;
   }
@@ -51,7 +53,7 @@ describe.each(ENGINES)('claiming ahead on %s', (engine) => {
     return s;
   }
 
-  /** One event, delivered by `dispatcher` with the receiver's 204 (on localhost: well within the quick bound). */
+  /** One event, delivered by `dispatcher` with the receiver's 204; then the receiver holds what comes. */
   async function answeredQuickly(dispatcher: WebhookDispatcher, subscriber: Subscriber): Promise<void> {
     subscriber.receiver.fallback = { status: 204 };
     await writeEvent(t, tenant.serverId, `u_quick_${subscriber.receiver.received.length}`);
@@ -69,6 +71,11 @@ describe.each(ENGINES)('claiming ahead on %s', (engine) => {
   async function leased(ids: string[]): Promise<number> {
     const rows = await t.ctx.store.db.selectFrom('webhook_messages').select('lease_holder').where('id', 'in', ids).execute();
     return rows.filter((r) => r.lease_holder !== null).length;
+  }
+
+  /** The webhook-ids the endpoint got after the first (the one answered quickly), in order. */
+  function sentAfterFirst(subscriber: Subscriber): string[] {
+    return subscriber.receiver.received.slice(1).map((r) => String(r.headers['webhook-id']));
   }
 
   async function attemptsOn(subscriber: Subscriber): Promise<number> {
@@ -123,7 +130,7 @@ describe.each(ENGINES)('claiming ahead on %s', (engine) => {
     quick.receiver.fallback = { status: 204 };
     const ids = await events(10 * PER_ENDPOINT, 'u_held_sent');
     expect(await a.drain()).toBe(10 * PER_ENDPOINT);
-    const sent = quick.receiver.received.slice(1).map((r) => String(r.headers['webhook-id']));
+    const sent = sentAfterFirst(quick);
     expect(sent).toHaveLength(ids.length);
     expect(new Set(sent)).toEqual(new Set(ids));
     expect(await attemptsOn(quick)).toBe(1 + ids.length);
@@ -145,27 +152,41 @@ describe.each(ENGINES)('claiming ahead on %s', (engine) => {
     const b = node();
     expect(await b.round()).toBe(PER_ENDPOINT);
     await until(() => quick.receiver.hanging === 2 * PER_ENDPOINT, "the other node's calls to be held open");
-    // Each message was sent once: the held ones by the other node only.
-    const sent = quick.receiver.received.slice(1).map((r) => String(r.headers['webhook-id']));
+    // Each message was sent once, the held ones by the other node only, and none has an attempt yet.
+    const sent = sentAfterFirst(quick);
+    expect(sent).toHaveLength(ids.length);
     expect(new Set(sent)).toEqual(new Set(ids));
+    expect(await attemptsOn(quick)).toBe(1);
   });
 
-  it('gives back what it holds once the endpoint fails, for any node', async () => {
+  it('gives back what it holds once a call to the endpoint fails, for any node', async () => {
     const quick = await endpoint();
-    const a = node();
-    await answeredQuickly(a, quick);
-    // The first call is held open; the second fails at once, while two messages are held behind them.
-    quick.receiver.script('hang', { status: 500 });
-    const ids = await events(2 * PER_ENDPOINT, 'u_failing');
-    expect(await a.round()).toBe(PER_ENDPOINT);
-    // The freed slot takes one of the given-back messages again (an endpoint that failed is claimed
-    // for its free slots only); the other is left for any node.
-    await until(() => quick.receiver.hanging === PER_ENDPOINT, "the first node's slots to fill again");
-    const b = node();
-    await until(async () => (await b.round()) === 1, 'the other node to get a message the first gave back');
-    await until(() => quick.receiver.hanging === PER_ENDPOINT + 1, "the other node's call to be held open");
-    expect(quick.receiver.received).toHaveLength(1 + 2 * PER_ENDPOINT);
-    const sent = quick.receiver.received.slice(1).map((r) => String(r.headers['webhook-id']));
-    expect(new Set(sent)).toEqual(new Set(ids));
+    const timeoutMs = 1500;
+    const calls = createOutbound({ allowPrivateUrls: true, timeoutMs });
+    try {
+      const a = node(PER_ENDPOINT, calls);
+      await answeredQuickly(a, quick);
+      const ids = await events(2 * PER_ENDPOINT, 'u_failing');
+      expect(await a.round()).toBe(PER_ENDPOINT);
+      await until(() => quick.receiver.hanging === PER_ENDPOINT, "the first node's calls to be held open");
+      expect(await leased(ids)).toBe(2 * PER_ENDPOINT);
+
+      // Both calls time out: what was held is given back. The endpoint, now unresponsive, gets one call
+      // at a time from the first node, and the other message is left for any node.
+      await until(() => quick.receiver.received.length === 2 + PER_ENDPOINT, "the first node's next call", 5 * timeoutMs);
+      const b = node();
+      await until(async () => (await b.round()) === 1, 'the other node to get a message the first gave back', 5 * timeoutMs);
+      await until(() => quick.receiver.received.length === 1 + 2 * PER_ENDPOINT, "the other node's call");
+      const sent = sentAfterFirst(quick);
+      expect(new Set(sent)).toEqual(new Set(ids));
+      // The calls that timed out have their attempt; what was given back was given back without one.
+      const { deliveries } = await listDeliveries(t.ctx, { webhookId: quick.webhookId });
+      const attempts = (id: string) => deliveries.find((d) => d.messageId === id)!.attempts.length;
+      expect(sent.slice(0, PER_ENDPOINT).map(attempts)).toEqual([1, 1]);
+      expect(attempts(sent.at(-1)!)).toBe(0);
+    } finally {
+      for (const n of nodes.splice(0)) await n.stop();
+      await calls.close();
+    }
   });
 });

@@ -1,14 +1,14 @@
 /**
- * The dispatcher's own statements on both engines (store/webhooks-repository.ts): a batch of outcomes
- * is written per message only where this node still holds the message's lease (one statement on
- * PostgreSQL, a transaction on SQLite), and the walk of endpoints with something due reads the
+ * The dispatcher's own statements on both engines (store/webhook-delivery-repository.ts): a batch of
+ * outcomes is written per message only where this node still holds the message's lease (one statement
+ * on PostgreSQL, a transaction on SQLite), a lease is given back only by the lease itself, and the walk of endpoints with something due reads the
  * outbox by endpoint, never every pending message (PostgreSQL planned the EXISTS it once was as a
  * semi-join over all of them).
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
+import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
 import type { NewWebhookMessage } from '../../src/store/webhooks-repository.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';
@@ -91,6 +91,26 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
       { id: 'att_s3', message_id: 'msg_s3', attempted_at: at(1), status_code: null, error: 'timeout', duration_ms: 7 },
     ]);
     expect((await attemptsOf('msg_s4')).map((a) => a.id)).toEqual(['att_s4']);
+  });
+
+  it('gives a lease back only where that very lease still holds the message, not a newer one of the same holder', async () => {
+    const { webhooks, webhookDelivery } = t.ctx.store;
+    const endpointId = await endpoint();
+    await webhooks.addMessages([message(endpointId, 'msg_r1', -1)]);
+    const [first] = await webhookDelivery.claim(endpointId, 1, { holder: 'node-a', until: at(15), now: at(0) });
+    expect(first!.lease_until).toBe(at(15));
+    // The lease ran out and the same node claimed the message again: the first lease's late give-back
+    // leaves the second alone.
+    const [again] = await webhookDelivery.claim(endpointId, 1, { holder: 'node-a', until: at(35), now: at(20) });
+    await webhookDelivery.releaseLease('msg_r1', { holder: 'node-a', until: first!.lease_until });
+    expect(await row('msg_r1')).toMatchObject({ lease_holder: 'node-a', lease_until: at(35) });
+    await webhookDelivery.releaseLease('msg_r1', { holder: 'node-b', until: again!.lease_until });
+    expect(await row('msg_r1')).toMatchObject({ lease_holder: 'node-a', lease_until: at(35) });
+    await webhookDelivery.releaseLease('msg_r1', { holder: 'node-a', until: again!.lease_until });
+    expect(await row('msg_r1')).toMatchObject({ status: 'pending', lease_holder: null, lease_until: null });
+    expect(await attemptsOf('msg_r1')).toEqual([]);
+    // Due again at once: gone with its endpoint, so that the later tests' walks do not see it.
+    await removeWebhookEndpoint(t.ctx, { webhookId: endpointId, actor: CLI_ACTOR });
   });
 
   it('writes nothing of a batch whose statement fails', async () => {

@@ -51,6 +51,18 @@ describe('the kept list of endpoints with something due', () => {
     expect(list.reusable(none)).toEqual([a2, a1, b1]);
   });
 
+  it('gives a round a list of its own to walk: serving an endpoint while walking it skips none', () => {
+    const list = new DueEndpointList();
+    list.remember([a1, a2, b1], none, true);
+    const walked: string[] = [];
+    for (const endpoint of list.reusable(none) ?? []) {
+      walked.push(endpoint.id);
+      list.servedLast(endpoint.id);
+    }
+    expect(walked).toEqual(['wh_a1', 'wh_a2', 'wh_b1']);
+    expect(list.reusable(none)).toEqual([a1, a2, b1]);
+  });
+
   it('cut at its limit, is read again once an endpoint or account on it is busy (more may be due beyond it)', () => {
     const list = new DueEndpointList();
     list.remember([a1, b1], none, false);

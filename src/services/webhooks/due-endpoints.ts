@@ -29,14 +29,17 @@ export class DueEndpointList {
   /** Whether the read gave every endpoint with something due (it was not cut at its limit). */
   #complete = true;
 
-  /** The list, if it still holds every endpoint that could be claimed from with `busy` as it is now; else null. */
+  /**
+   * The list, if it still holds every endpoint that could be claimed from with `busy` as it is now; else
+   * null. A copy: the round walks it while servedLast and ranDry reorder the kept one.
+   */
   reusable(busy: BusyNow): readonly DueEndpoint[] | null {
     if (this.#endpoints.length === 0) return null;
     const stillBusy = (passedOver: ReadonlySet<string>, now: readonly string[]) => passedOver.size === 0 || [...passedOver].every((id) => now.includes(id));
     if (!stillBusy(this.#passedOver.endpoints, busy.endpoints) || !stillBusy(this.#passedOver.accounts, busy.accounts)) return null;
     // Cut at its limit, the list may leave out endpoints that can be served while those on it are busy.
     if (!this.#complete && this.#endpoints.some((e) => busy.endpoints.includes(e.id) || busy.accounts.includes(e.accountId))) return null;
-    return this.#endpoints;
+    return [...this.#endpoints];
   }
 
   /** A new read, what it passed over as busy, and whether it was complete (fewer rows than its limit). */

@@ -43,14 +43,20 @@ const WRITES_PER_TURN = 32;
 
 /**
  * Claiming ahead (claimed-ahead.ts): an endpoint whose last call from this node was delivered within
- * QUICK_ANSWER_MS gets up to perEndpoint messages claimed beyond its free slots, held at most
- * HELD_MAX_MS. A claim that holds some leases all it claims that much longer, so that a held message
- * started late still has the full margin to write its outcome in. An endpoint that has not answered
- * yet, answers slowly, fails or does not answer is claimed for its free slots only: held messages
- * would only wait, leased, where another node could have sent them.
+ * quickAnswerMs gets up to perEndpoint messages claimed beyond its free slots (at most perAccount held
+ * for one account, maxInFlight for the node), held at most HELD_MAX_MS from the claim. A claim that
+ * holds some leases all it claims that much longer, so that a held message started late still has the
+ * full margin to write its outcome in. An endpoint that has not answered yet, answers slowly, fails or
+ * does not answer is claimed for its free slots only: held messages would only wait, leased, where
+ * another node could have sent them.
  */
-const QUICK_ANSWER_MS = 250;
 export const HELD_MAX_MS = 2_000;
+/**
+ * A held message started later than this after its claim is sent with the endpoint's URL and secrets
+ * read again, not as read beside the claim: an endpoint removed or a secret revoked meanwhile is then
+ * seen, as it would be by a message claimed now.
+ */
+const TARGET_FRESH_MS = 100;
 
 export interface DispatcherLimits {
   /** Attempts in flight on this node, all endpoints together. */
@@ -64,9 +70,11 @@ export interface DispatcherLimits {
   perEndpoint: number;
   /** How often the node looks for due messages when nothing else wakes it. */
   pollMs: number;
+  /** An endpoint whose last call was delivered within this is claimed ahead for (HELD_MAX_MS). */
+  quickAnswerMs: number;
 }
 
-export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perAccount: 8, perEndpoint: 4, pollMs: 500 };
+export const DEFAULT_DISPATCHER_LIMITS: DispatcherLimits = { maxInFlight: 32, perAccount: 8, perEndpoint: 4, pollMs: 500, quickAnswerMs: 250 };
 
 /** Where the messages claimed together go, read once for all of them: the URL and the live secrets' HMAC keys. */
 type Target = { url: string; keys: Buffer[] } | { url: string; unreadable: Error };
@@ -93,7 +101,11 @@ export class WebhookDispatcher {
    * they answer again, so that many hanging endpoints cannot fill the node's slots between them.
    */
   readonly #unresponsive = new Set<string>();
-  /** Endpoints whose last call from this node was answered within QUICK_ANSWER_MS: they are claimed ahead for. */
+  /**
+   * Endpoints whose last call from this node was delivered within quickAnswerMs: they are claimed ahead
+   * for. An endpoint with nothing in flight or held leaves it at the next poll, so it holds only the
+   * endpoints being delivered to.
+   */
   readonly #answersQuickly = new Set<string>();
   readonly #held = new ClaimedAhead<Claimed, Target | null>(HELD_MAX_MS);
   /** The attempts under way, and the held leases being given back: what stop() and drain() wait for. */
@@ -136,6 +148,9 @@ export class WebhookDispatcher {
     const tick = () => {
       if (this.#stopped) return;
       this.#due.forget();
+      for (const endpointId of this.#answersQuickly) {
+        if (!this.#inFlight.has(endpointId) && this.#held.count(endpointId) === 0) this.#answersQuickly.delete(endpointId);
+      }
       this.#wake();
       this.#timer = setTimeout(tick, this.#limits.pollMs);
       this.#timer.unref();
@@ -170,8 +185,11 @@ export class WebhookDispatcher {
     for (;;) {
       while (this.#round) await this.#round.catch(() => 0);
       const started = await this.round();
-      if (started === 0 && this.#running.size === 0 && !this.#round) return this.#started - before;
-      await Promise.allSettled([...this.#running]);
+      const stillNow = started === 0 && this.#running.size === 0 && !this.#round;
+      if (stillNow && this.#held.size === 0 && !this.#wakeAsked) return this.#started - before;
+      // Held messages, or a round a landed give-back asked for: the next turn's round sees them.
+      if (stillNow) await new Promise((resolve) => setImmediate(resolve));
+      else await Promise.allSettled([...this.#running]);
     }
   }
 
@@ -206,12 +224,13 @@ export class WebhookDispatcher {
   }
 
   async #claimAndSend(): Promise<number> {
+    if (this.#stopped) return 0;
     let free = Math.min(this.#limits.maxInFlight - this.#total, this.#limits.maxInFlight - this.#outcomes.unwritten);
-    if (free <= 0 || this.#stopped) return 0;
     const nowDate = this.#ctx.clock.now();
     const now = iso(nowDate);
-    // What is held is started first: it is claimed already, and waits on nothing but a slot.
-    let started = this.#startHeld(free, nowDate.getTime());
+    // What is held starts first: it is claimed already, and waits on nothing but a slot. What was held
+    // too long is given back even where nothing can start.
+    let started = this.#startHeld(Math.max(free, 0), nowDate);
     free -= started;
     if (free <= 0) return started;
     const busy = {
@@ -226,37 +245,37 @@ export class WebhookDispatcher {
       endpoints = await this.#ctx.store.webhookDelivery.dueEndpoints(now, busy, this.#limits.maxInFlight);
       this.#due.remember(endpoints, busy, endpoints.length < this.#limits.maxInFlight);
     }
-    const until = iso(addSeconds(nowDate, WEBHOOK_TIMEOUT_MS / 1000 + LEASE_MARGIN_SECONDS));
-    const heldUntil = iso(addSeconds(nowDate, (WEBHOOK_TIMEOUT_MS + HELD_MAX_MS) / 1000 + LEASE_MARGIN_SECONDS));
     for (const { id: endpointId, accountId } of endpoints) {
       // Stopped meanwhile: what is claimed now would only wait for its lease to run out.
       if (this.#stopped) break;
       const room = Math.min(this.#room(endpointId, accountId), free);
       if (room <= 0) continue;
+      // What the endpoint held was started first (it has room), so it holds nothing now.
       const ahead = this.#answersQuickly.has(endpointId)
-        ? Math.min(this.#limits.perEndpoint - this.#held.count(endpointId), this.#limits.maxInFlight - this.#held.size)
+        ? Math.max(
+            0,
+            Math.min(this.#limits.perEndpoint, this.#limits.perAccount - this.#held.countOfAccount(accountId), this.#limits.maxInFlight - this.#held.size),
+          )
         : 0;
-      const wanted = room + Math.max(0, ahead);
       // The endpoint's URL and secrets are read beside the claim, not after it (on PostgreSQL, on
       // another of the pool's connections): one round trip's wait a claim instead of two.
       const targetRows = this.#ctx.store.webhookDelivery.deliveryTarget(endpointId, now);
       // Handled at once: it may fail while the claim is still under way, before anything awaits it (the
       // attempts still see the failure, through #target). Unhandled, it would end the thread.
       targetRows.catch(() => undefined);
-      const lease = { holder: this.#holder, until: wanted > room ? heldUntil : until, now };
-      const claimed = await this.#ctx.store.webhookDelivery.claim(endpointId, wanted, lease);
-      if (claimed.length < wanted) this.#due.ranDry(endpointId);
+      const until = leaseUntil(nowDate, ahead > 0 ? HELD_MAX_MS : 0);
+      const claimed = await this.#ctx.store.webhookDelivery.claim(endpointId, room + ahead, { holder: this.#holder, until, now });
+      if (claimed.length < room + ahead) this.#due.ranDry(endpointId);
       else this.#due.servedLast(endpointId);
       if (claimed.length === 0) continue;
       // Read once for the messages claimed together, which all go to this endpoint.
       const target = this.#target(endpointId, targetRows);
       const sending = claimed.slice(0, room);
       for (const message of sending) this.#start(message, accountId, target);
-      this.#held.hold(
-        endpointId,
-        claimed.slice(room).map((message) => ({ message, accountId, target })),
-        this.#ctx.clock.now().getTime(),
-      );
+      // A call that ended slow or failed during the claim has given back what the endpoint held: what
+      // this claim leased beyond the slots goes back too.
+      if (this.#answersQuickly.has(endpointId)) this.#held.hold(endpointId, accountId, claimed.slice(room), target, nowDate.getTime());
+      else this.#giveBack(claimed.slice(room));
       free -= sending.length;
       started += sending.length;
       if (free <= 0) break;
@@ -274,12 +293,19 @@ export class WebhookDispatcher {
    * Starts held messages where their endpoint and account have room, at most `free`; gives back those
    * held too long. How many it started.
    */
-  #startHeld(free: number, now: number): number {
+  #startHeld(free: number, nowDate: Date): number {
     let started = 0;
     for (const { endpointId, accountId } of this.#held.endpoints()) {
-      const { ready, expired } = this.#held.take(endpointId, Math.min(this.#room(endpointId, accountId), free - started), now);
+      const { ready, expired } = this.#held.take(endpointId, Math.min(this.#room(endpointId, accountId), free - started), nowDate.getTime());
       this.#giveBack(expired);
-      for (const { message, accountId, target } of ready) this.#start(message, accountId, target);
+      let fresh: Promise<Target | null> | undefined;
+      for (const { message, target, claimedAt } of ready) {
+        if (nowDate.getTime() - claimedAt <= TARGET_FRESH_MS) this.#start(message, accountId, target);
+        else {
+          fresh ??= this.#target(endpointId, this.#ctx.store.webhookDelivery.deliveryTarget(endpointId, iso(nowDate)));
+          this.#start(message, accountId, fresh);
+        }
+      }
       started += ready.length;
     }
     return started;
@@ -293,22 +319,27 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Gives the leases of held messages back (due at once, for any node), without an attempt: they were
-   * never sent. The list of due endpoints is read afresh, since they are due again.
+   * Gives the leases of messages never sent back (due at once, for any node), without an attempt. Once
+   * given back, the list of due endpoints is read afresh (they are due again) at the next turn's round.
    */
   #giveBack(messages: readonly Claimed[]): void {
-    if (messages.length === 0) return;
-    this.#due.forget();
     for (const message of messages) {
       const given: Promise<void> = this.#ctx.store.webhookDelivery
-        .releaseLease(message.id, this.#holder)
+        .releaseLease(message.id, { holder: this.#holder, until: message.lease_until })
         .catch((error: Error) => this.#events.onError?.(error))
         .finally(() => {
           this.#running.delete(given);
+          this.#due.forget();
           if (!this.#stopped) this.#wakeSoon();
         });
       this.#running.add(given);
     }
+  }
+
+  /** An endpoint slow or failing is no longer claimed ahead for: what it holds would only wait, leased, where another node could send it. */
+  #slowOrFailing(endpointId: string): void {
+    this.#answersQuickly.delete(endpointId);
+    this.#giveBack(this.#held.drop(endpointId));
   }
 
   /** How many attempts this node may have open at once to the endpoint. */
@@ -376,6 +407,7 @@ export class WebhookDispatcher {
     }
     if ('unreadable' in endpoint) {
       this.#events.onError?.(endpoint.unreadable);
+      this.#slowOrFailing(message.endpoint_id);
       await this.#settle(message, ours(), 0, startedAt);
       return;
     }
@@ -398,7 +430,7 @@ export class WebhookDispatcher {
       result = answered(answer.status, retryAfterSeconds(answer.header('retry-after'), startedAt));
     } catch (error) {
       if (this.#abort.signal.aborted) {
-        await webhookDelivery.releaseLease(message.id, this.#holder);
+        await webhookDelivery.releaseLease(message.id, { holder: this.#holder, until: message.lease_until });
         return;
       }
       if (error instanceof OutboundError) result = unanswered(error);
@@ -410,12 +442,8 @@ export class WebhookDispatcher {
     if (result.failure === 'timeout') this.#unresponsive.add(message.endpoint_id);
     else this.#unresponsive.delete(message.endpoint_id);
     const durationMs = Math.round(performance.now() - began);
-    if (result.delivered && durationMs <= QUICK_ANSWER_MS) this.#answersQuickly.add(message.endpoint_id);
-    else {
-      // Slow or failing: what is held for it would only wait, leased, where another node could send it.
-      this.#answersQuickly.delete(message.endpoint_id);
-      this.#giveBack(this.#held.drop(message.endpoint_id));
-    }
+    if (result.delivered && durationMs <= this.#limits.quickAnswerMs) this.#answersQuickly.add(message.endpoint_id);
+    else this.#slowOrFailing(message.endpoint_id);
     const settled = this.#settle(message, result, durationMs, startedAt);
     callEnded();
     await settled;
@@ -446,4 +474,12 @@ function count(counts: Map<string, number>, key: string, by: number): void {
   const next = (counts.get(key) ?? 0) + by;
   if (next > 0) counts.set(key, next);
   else counts.delete(key);
+}
+
+/**
+ * When a lease taken at `now` runs out: the call's timeout and the margin to write its outcome, and
+ * `heldMs` more for messages claimed to be held before they are sent.
+ */
+function leaseUntil(now: Date, heldMs: number): string {
+  return iso(addSeconds(now, (WEBHOOK_TIMEOUT_MS + heldMs) / 1000 + LEASE_MARGIN_SECONDS));
 }
