@@ -20,6 +20,11 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps',
+    api: {
+      apiBaseUrl: 'https://api.github.com',
+      apiHosts: ['uploads.github.com'],
+      source: 'https://docs.github.com/en/rest/using-the-rest-api/getting-started-with-the-rest-api',
+    },
   },
   {
     kind: 'oauth2',
@@ -38,6 +43,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
       prompt: 'consent',
     },
     source: 'https://developers.google.com/identity/protocols/oauth2/web-server',
+    api: { apiBaseUrl: 'https://www.googleapis.com', apiHosts: ['*.googleapis.com'], source: 'https://developers.google.com/workspace/guides/get-started' },
   },
   {
     kind: 'oauth2',
@@ -62,6 +68,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     // oauth.v2.access: "avoid sending client_id and client_secret as parameters … supply [them] using HTTP Basic".
     tokenEndpointAuth: 'client_secret_basic',
     source: 'https://docs.slack.dev/authentication/installing-with-oauth',
+    api: { apiBaseUrl: 'https://slack.com/api', source: 'https://docs.slack.dev/apis/web-api/' },
   },
   {
     kind: 'oauth2',
@@ -77,6 +84,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow',
+    api: { apiBaseUrl: 'https://graph.microsoft.com', source: 'https://learn.microsoft.com/en-us/graph/use-the-api' },
   },
   {
     kind: 'oauth2',
@@ -96,6 +104,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
       owner: 'user',
     },
     source: 'https://developers.notion.com/docs/authorization',
+    api: { apiBaseUrl: 'https://api.notion.com', source: 'https://developers.notion.com/reference/intro' },
   },
   {
     kind: 'oauth2',
@@ -109,6 +118,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ',',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://linear.app/developers/oauth-2-0-authentication',
+    api: { apiBaseUrl: 'https://api.linear.app', source: 'https://linear.app/developers/graphql' },
   },
   {
     kind: 'oauth2',
@@ -122,6 +132,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://docs.gitlab.com/api/oauth2/',
+    api: { apiBaseUrl: 'https://gitlab.com/api/v4', source: 'https://docs.gitlab.com/api/rest/' },
   },
   {
     kind: 'oauth2',
@@ -141,6 +152,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
       prompt: 'consent',
     },
     source: 'https://developer.atlassian.com/cloud/jira/platform/oauth-2-3lo-apps/',
+    api: { apiBaseUrl: 'https://api.atlassian.com', source: 'https://developer.atlassian.com/cloud/jira/platform/oauth-2-3lo-apps/' },
   },
   {
     kind: 'oauth2',
@@ -154,6 +166,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://developers.hubspot.com/docs/apps/developer-platform/build-apps/authentication/oauth/working-with-oauth',
+    api: { apiBaseUrl: 'https://api.hubapi.com', source: 'https://developers.hubspot.com/docs/api/overview' },
   },
   {
     kind: 'oauth2',
@@ -168,6 +181,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_web_server_flow.htm',
+    // No `api`: each org has its own instance URL (the token response's `instance_url`), not one base URL.
   },
   {
     kind: 'oauth2',
@@ -184,6 +198,11 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
       token_access_type: 'offline',
     },
     source: 'https://developers.dropbox.com/oauth-guide',
+    api: {
+      apiBaseUrl: 'https://api.dropboxapi.com',
+      apiHosts: ['content.dropboxapi.com'],
+      source: 'https://www.dropbox.com/developers/documentation/http/documentation',
+    },
   },
   {
     kind: 'oauth2',
@@ -199,6 +218,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     // Zoom requires `Authorization: Basic base64(client_id:client_secret)` on the token and revoke endpoints.
     tokenEndpointAuth: 'client_secret_basic',
     source: 'https://developers.zoom.us/docs/integrations/oauth/',
+    api: { apiBaseUrl: 'https://api.zoom.us/v2', source: 'https://developers.zoom.us/docs/api/' },
   },
   {
     kind: 'oauth2',
@@ -212,6 +232,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     // Discord's documented token exchange examples authenticate the client with HTTP Basic.
     tokenEndpointAuth: 'client_secret_basic',
     source: 'https://discord.com/developers/docs/topics/oauth2',
+    api: { apiBaseUrl: 'https://discord.com/api', source: 'https://discord.com/developers/docs/reference#api-reference-base-url' },
   },
   {
     kind: 'oauth2',
@@ -226,6 +247,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://developers.asana.com/docs/oauth',
+    api: { apiBaseUrl: 'https://app.asana.com/api/1.0', source: 'https://developers.asana.com/docs/overview' },
   },
   {
     kind: 'oauth2',
@@ -239,6 +261,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://developer.box.com/guides/authentication/oauth2/',
+    api: { apiBaseUrl: 'https://api.box.com/2.0', apiHosts: ['upload.box.com'], source: 'https://developer.box.com/reference/' },
   },
   {
     kind: 'oauth2',
@@ -252,6 +275,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     // The authorization-code flow sends `Authorization: Basic base64(client_id:client_secret)`.
     tokenEndpointAuth: 'client_secret_basic',
     source: 'https://developer.spotify.com/documentation/web-api/tutorials/code-flow',
+    api: { apiBaseUrl: 'https://api.spotify.com/v1', source: 'https://developer.spotify.com/documentation/web-api' },
   },
   {
     kind: 'oauth2',
@@ -265,6 +289,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_basic',
     source: 'https://developer.xero.com/documentation/guides/oauth2/auth-flow',
+    api: { apiBaseUrl: 'https://api.xero.com', source: 'https://developer.xero.com/documentation/guides/oauth2/auth-flow' },
   },
   {
     kind: 'oauth2',
@@ -278,6 +303,11 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_basic',
     source: 'https://developer.intuit.com/app/developer/qbo/docs/develop/authentication-and-authorization/oauth-2.0',
+    api: {
+      apiBaseUrl: 'https://quickbooks.api.intuit.com',
+      apiHosts: ['sandbox-quickbooks.api.intuit.com'],
+      source: 'https://developer.intuit.com/app/developer/qbo/docs/develop',
+    },
   },
   {
     kind: 'oauth2',
@@ -290,6 +320,7 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',
     source: 'https://dev.twitch.tv/docs/authentication/getting-tokens-oauth/',
+    api: { apiBaseUrl: 'https://api.twitch.tv/helix', source: 'https://dev.twitch.tv/docs/api/' },
   },
 ];
 
@@ -320,6 +351,12 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://platform.openai.com/docs/api-reference/authentication',
+    api: {
+      apiBaseUrl: 'https://api.openai.com',
+      auth: 'bearer:apiKey',
+      verify: 'GET /v1/models',
+      source: 'https://platform.openai.com/docs/api-reference/authentication',
+    },
   },
   {
     kind: 'static',
@@ -336,6 +373,12 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://docs.anthropic.com/en/api/overview',
+    api: {
+      apiBaseUrl: 'https://api.anthropic.com',
+      auth: 'header:x-api-key:{apiKey}',
+      verify: 'GET /v1/models',
+      source: 'https://docs.anthropic.com/en/api/overview',
+    },
   },
   {
     kind: 'static',
@@ -352,6 +395,7 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://docs.stripe.com/keys',
+    api: { apiBaseUrl: 'https://api.stripe.com', auth: 'basic:{secretKey}:', verify: 'GET /v1/balance', source: 'https://docs.stripe.com/api/authentication' },
   },
   {
     kind: 'static',
@@ -369,6 +413,12 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       { name: 'authToken', label: 'Auth token', secret: true, required: true },
     ],
     source: 'https://www.twilio.com/docs/iam/credentials/api',
+    api: {
+      apiBaseUrl: 'https://api.twilio.com',
+      auth: 'basic:{accountSid}:{authToken}',
+      verify: 'GET /2010-04-01/Accounts/{accountSid}.json',
+      source: 'https://www.twilio.com/docs/usage/requests-to-twilio',
+    },
   },
   {
     kind: 'static',
@@ -385,6 +435,12 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://www.twilio.com/docs/sendgrid/ui/account-and-settings/api-keys',
+    api: {
+      apiBaseUrl: 'https://api.sendgrid.com',
+      auth: 'bearer:apiKey',
+      verify: 'GET /v3/scopes',
+      source: 'https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/authentication',
+    },
   },
   {
     kind: 'static',
@@ -411,6 +467,14 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://documentation.mailgun.com/docs/mailgun/api-reference/authentication',
+    // EU domains are served from api.eu.mailgun.net: the call picks it with keyward-base-url.
+    api: {
+      apiBaseUrl: 'https://api.mailgun.net',
+      apiHosts: ['api.eu.mailgun.net'],
+      auth: 'basic:api:{apiKey}',
+      verify: 'GET /v3/domains/{domain}',
+      source: 'https://documentation.mailgun.com/docs/mailgun/api-reference/authentication',
+    },
   },
   {
     kind: 'static',
@@ -427,6 +491,12 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://postmarkapp.com/developer/api/overview#authentication',
+    api: {
+      apiBaseUrl: 'https://api.postmarkapp.com',
+      auth: 'header:X-Postmark-Server-Token:{serverToken}',
+      verify: 'GET /server',
+      source: 'https://postmarkapp.com/developer/api/server-api',
+    },
   },
   {
     kind: 'static',
@@ -445,6 +515,8 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://docs.datadoghq.com/account_management/api-app-keys/',
+    // No `api`: a call takes two keys in two headers (DD-API-KEY and DD-APPLICATION-KEY) on the site's own
+    // host, which one `auth` cannot say.
   },
   {
     kind: 'static',
@@ -462,6 +534,12 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://developers.cloudflare.com/fundamentals/api/get-started/create-token/',
+    api: {
+      apiBaseUrl: 'https://api.cloudflare.com/client/v4',
+      auth: 'bearer:apiToken',
+      verify: 'GET /user/tokens/verify',
+      source: 'https://developers.cloudflare.com/fundamentals/api/how-to/make-api-calls/',
+    },
   },
   {
     kind: 'static',
@@ -478,6 +556,9 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://resend.com/docs/api-reference/introduction',
+    // No `verify`: a sending-only key is refused by every endpoint but sending, so no cheap request tells a
+    // valid key from a bad one.
+    api: { apiBaseUrl: 'https://api.resend.com', auth: 'bearer:apiKey', source: 'https://resend.com/docs/api-reference/introduction' },
   },
   {
     kind: 'static',
@@ -494,6 +575,7 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://console.groq.com/docs/api-reference',
+    api: { apiBaseUrl: 'https://api.groq.com/openai', auth: 'bearer:apiKey', verify: 'GET /v1/models', source: 'https://console.groq.com/docs/api-reference' },
   },
   {
     kind: 'static',
@@ -501,6 +583,7 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
     name: 'Mistral AI',
     fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
     source: 'https://docs.mistral.ai/api/',
+    api: { apiBaseUrl: 'https://api.mistral.ai', auth: 'bearer:apiKey', verify: 'GET /v1/models', source: 'https://docs.mistral.ai/api/' },
   },
   {
     kind: 'static',
@@ -511,6 +594,8 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       { name: 'apiKey', label: 'API key', secret: true, required: true },
     ],
     source: 'https://www.algolia.com/doc/guides/security/api-keys/',
+    // No `api`: each application has its own hosts ({applicationId}-dsn.algolia.net) and a call takes two
+    // headers, which one base URL and one `auth` cannot say.
   },
 ];
 

@@ -1,5 +1,25 @@
 /** How a provider is described: the same shape for the built-in catalog and for a server's custom providers. */
 
+/**
+ * Where the gateway calls the provider's API (CONTRACT 3 and 8): the base URL proxied paths are
+ * appended to, and the other hosts a call may pick with `keyward-base-url` (the base URL's host
+ * always; a leading `*.` matches subdomains).
+ */
+export interface ProviderApi {
+  apiBaseUrl: string;
+  apiHosts?: string[];
+  /** Public documentation the base URL (and, for a static provider, `auth` and `verify`) was taken from. */
+  source: string;
+}
+
+/** A static provider's API: also how its values are sent, and the cheap request that checks them. */
+export interface StaticProviderApi extends ProviderApi {
+  /** `bearer:FIELD`, `header:NAME:TEMPLATE`, `basic:USER_TEMPLATE:PASS_TEMPLATE` or `query:NAME:FIELD` (services/gateway/static-auth.ts). */
+  auth: string;
+  /** `METHOD /path` ({fieldName} placeholders allowed): 2xx means the values work, 401/403 that they do not. */
+  verify?: string;
+}
+
 export type TokenEndpointAuth = 'client_secret_basic' | 'client_secret_post';
 
 export interface OAuthProvider {
@@ -26,6 +46,8 @@ export interface OAuthProvider {
   extraTokenTypes?: string[];
   /** Public documentation that the endpoints, scopes and quirks were taken from. */
   source?: string;
+  /** Where its documentation says how its API is called: what the gateway proxies to. */
+  api?: ProviderApi;
 }
 
 export interface StaticField {
@@ -49,6 +71,8 @@ export interface StaticProvider {
   name: string;
   fields: StaticField[];
   source?: string;
+  /** Where its documentation says how its API is called and authenticated: what the gateway proxies to and checks with. */
+  api?: StaticProviderApi;
 }
 
 export type Provider = OAuthProvider | StaticProvider;

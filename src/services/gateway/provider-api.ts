@@ -1,0 +1,63 @@
+/**
+ * A provider's gateway fields checked as a whole (CONTRACT 3 and 8.5): the catalog's (by its test) and,
+ * later, a custom provider's (where it is defined). And the `verify` request, `METHOD /path`, filled
+ * with a credential's values as a proxied path is judged (proxy-target.ts).
+ */
+import type { ProviderApi, StaticProviderApi } from '../../catalog/provider-definition.js';
+import { refusePath } from './proxy-target.js';
+import { fillTemplate, parseStaticAuth } from './static-auth.js';
+
+export interface VerifyRequest {
+  method: 'GET' | 'HEAD' | 'POST';
+  /** The path after the base URL, without its leading "/", with {fieldName} placeholders. */
+  pathTemplate: string;
+}
+
+const VERIFY = /^(GET|HEAD|POST) \/(\S*)$/;
+const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$/i;
+
+/** `METHOD /path`, its placeholders naming the provider's fields, its path one a proxied call could take; or why not. */
+export function parseVerify(spec: string, fieldNames: readonly string[]): VerifyRequest | { refused: string } {
+  const match = VERIFY.exec(spec);
+  if (!match) return { refused: `verify must be "GET /path", "HEAD /path" or "POST /path", not "${spec}"` };
+  const pathTemplate = match[2]!;
+  for (const [, name] of pathTemplate.matchAll(/\{([^{}]*)\}/g)) {
+    if (!fieldNames.includes(name!)) return { refused: `verify's {${name}} names no field of the provider` };
+  }
+  // Judged with every placeholder filled, as it will be called.
+  const refusal = refusePath(fillTemplate(pathTemplate, Object.fromEntries(fieldNames.map((f) => [f, 'x']))));
+  if (refusal) return { refused: `verify's path: ${refusal}` };
+  return { method: match[1] as VerifyRequest['method'], pathTemplate };
+}
+
+/** The verify request's path for these values (each percent-encoded into its place); or why a value cannot go there. */
+export function verifyPath(request: VerifyRequest, values: Readonly<Record<string, string>>): { rawPath: string } | { refused: string } {
+  const encoded = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, encodeURIComponent(value)]));
+  const rawPath = fillTemplate(request.pathTemplate, encoded);
+  const refusal = refusePath(rawPath);
+  return refusal ? { refused: `a stored value makes the check's path unusable: ${refusal}` } : { rawPath };
+}
+
+/**
+ * Why the API fields cannot be used, or null. `fieldNames` for a static provider (its `auth` and
+ * `verify` are checked against them); `allowHttp` (KEYWARD_ALLOW_PRIVATE_URLS) lets the base URL be http.
+ */
+export function providerApiRefusal(api: ProviderApi | StaticProviderApi, fieldNames: readonly string[] | null, allowHttp: boolean): string | null {
+  if (!URL.canParse(api.apiBaseUrl)) return 'apiBaseUrl is not a URL';
+  const base = new URL(api.apiBaseUrl);
+  if (base.protocol !== 'https:' && !(allowHttp && base.protocol === 'http:')) return 'apiBaseUrl must be an https URL';
+  if (base.username || base.password || base.search || base.hash || api.apiBaseUrl.includes('@'))
+    return 'apiBaseUrl may not carry a user, a query or a fragment';
+  for (const host of api.apiHosts ?? []) {
+    if (!HOST_PATTERN.test(host)) return `apiHosts: "${host}" is not a host (name[:port], or *.name)`;
+  }
+  if (fieldNames === null) return 'auth' in api ? 'only a static provider has auth and verify' : null;
+  if (!('auth' in api)) return 'a static provider with an apiBaseUrl needs auth';
+  const auth = parseStaticAuth(api.auth, fieldNames);
+  if ('refused' in auth) return `auth: ${auth.refused}`;
+  if (api.verify !== undefined) {
+    const verify = parseVerify(api.verify, fieldNames);
+    if ('refused' in verify) return verify.refused;
+  }
+  return null;
+}
