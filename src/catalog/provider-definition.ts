@@ -8,8 +8,8 @@
 export interface ProviderApi {
   apiBaseUrl: string;
   apiHosts?: string[];
-  /** Public documentation the base URL (and, for a static provider, `auth` and `verify`) was taken from. */
-  source: string;
+  /** Public documentation the base URL (and, for a static provider, `auth` and `verify`) was taken from (the catalog's always). */
+  source?: string;
 }
 
 /** A static provider's API: also how its values are sent, and the cheap request that checks them. */

@@ -2,7 +2,23 @@
 import { CLI_ACTOR } from '../services/context.js';
 import { listProviderChoices, type ProviderChoice } from '../services/providers/provider-choices.js';
 import { addCustomOAuthProvider, addCustomStaticProvider, enableProvider, parseFieldSpec } from '../services/providers/server-providers.js';
-import { type Command, list, optional, str } from './commands.js';
+import { type Command, list, type Options, optional, str } from './commands.js';
+
+/** `--api-base-url` and `--api-host …` (both kinds), `--auth` and `--verify` (static): the provider's API for the gateway (CONTRACT 4 and 8.5). */
+const API_OPTIONS = {
+  'api-base-url': { type: 'string' },
+  'api-host': { type: 'string', multiple: true },
+} as const;
+const STATIC_API_OPTIONS = { ...API_OPTIONS, auth: { type: 'string' }, verify: { type: 'string' } } as const;
+
+function apiInput(o: Options) {
+  return {
+    apiBaseUrl: optional(o, 'api-base-url'),
+    apiHosts: (o['api-host'] as string[] | undefined) ?? [],
+    auth: optional(o, 'auth'),
+    verify: optional(o, 'verify'),
+  };
+}
 
 export const commands: Record<string, Command> = {
   'provider enable': {
@@ -27,7 +43,7 @@ export const commands: Record<string, Command> = {
   },
   'provider add-oauth': {
     usage:
-      'provider add-oauth --server S --slug P --authorization-url U --token-url U [--revocation-url U] --client-id ID --client-secret SECRET [--scopes a,b] [--token-auth client_secret_basic|client_secret_post] [--name N]',
+      'provider add-oauth --server S --slug P --authorization-url U --token-url U [--revocation-url U] --client-id ID --client-secret SECRET [--scopes a,b] [--token-auth client_secret_basic|client_secret_post] [--name N] [--api-base-url U] [--api-host H …]',
     options: {
       server: { type: 'string', required: true },
       slug: { type: 'string', required: true },
@@ -39,6 +55,7 @@ export const commands: Record<string, Command> = {
       'client-secret': { type: 'string', required: true },
       scopes: { type: 'string' },
       'token-auth': { type: 'string' },
+      ...API_OPTIONS,
     },
     run: (ctx, o) =>
       addCustomOAuthProvider(ctx, {
@@ -52,17 +69,20 @@ export const commands: Record<string, Command> = {
         clientSecret: str(o, 'client-secret'),
         scopes: list(optional(o, 'scopes')),
         tokenAuth: optional(o, 'token-auth'),
+        api: apiInput(o),
         actor: CLI_ACTOR,
       }),
     text: (r) => `Custom OAuth provider ${r.provider} added to ${r.serverId} and enabled.`,
   },
   'provider add-static': {
-    usage: 'provider add-static --server S --slug P --field name:Label[:secret][:optional] … [--name N]',
+    usage:
+      'provider add-static --server S --slug P --field name:Label[:secret][:optional] … [--name N] [--api-base-url U] [--api-host H …] [--auth bearer:F|header:N:T|basic:U:P|query:N:F] [--verify "GET /path"]',
     options: {
       server: { type: 'string', required: true },
       slug: { type: 'string', required: true },
       name: { type: 'string' },
       field: { type: 'string', multiple: true, required: true },
+      ...STATIC_API_OPTIONS,
     },
     run: (ctx, o) =>
       addCustomStaticProvider(ctx, {
@@ -70,6 +90,7 @@ export const commands: Record<string, Command> = {
         slug: str(o, 'slug'),
         name: optional(o, 'name'),
         fields: (o.field as string[]).map(parseFieldSpec),
+        api: apiInput(o),
         actor: CLI_ACTOR,
       }),
     text: (r) => `Custom static provider ${r.provider} added to ${r.serverId} and enabled.`,

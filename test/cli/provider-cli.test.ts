@@ -216,6 +216,139 @@ describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engin
     expect(() => vault.open(sealed, `server_providers|${tenant.serverId}|acme-oauth`)).toThrow();
   });
 
+  it('provider add-static and add-oauth take the provider’s API for the gateway (--api-base-url, --api-host, --auth, --verify), and refuse what cannot be used', {
+    timeout: SLOW,
+  }, async () => {
+    const addStatic = (slug: string, ...flags: string[]) =>
+      runCli(tenant.env, [
+        'provider',
+        'add-static',
+        '--server',
+        tenant.serverId,
+        '--slug',
+        slug,
+        '--field',
+        'accountSid:Account SID',
+        '--field',
+        'authToken:Auth token:secret',
+        ...flags,
+        '--json',
+      ]);
+    const added = await addStatic(
+      'acme-gateway',
+      '--api-base-url',
+      'http://127.0.0.1:4100/api',
+      '--api-host',
+      '127.0.0.1:4101',
+      '--api-host',
+      '*.acme.test',
+      '--auth',
+      'basic:{accountSid}:{authToken}',
+      '--verify',
+      'GET /Accounts/{accountSid}.json',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const oauth = await cliJson(tenant.env, [
+      'provider',
+      'add-oauth',
+      '--server',
+      tenant.serverId,
+      '--slug',
+      'acme-oauth-gateway',
+      '--authorization-url',
+      'https://auth.acme.test/authorize',
+      '--token-url',
+      'https://auth.acme.test/token',
+      '--client-id',
+      'acme-client',
+      '--client-secret',
+      'acme-secret-gateway',
+      '--api-base-url',
+      'https://api.acme.test/v2',
+    ]);
+    expect(oauth).toEqual({ serverId: tenant.serverId, provider: 'acme-oauth-gateway' });
+    const stored = await tenant.store.db
+      .selectFrom('custom_providers')
+      .select(['slug', 'definition'])
+      .where('server_id', '=', tenant.serverId)
+      .where('slug', 'in', ['acme-gateway', 'acme-oauth-gateway'])
+      .orderBy('slug')
+      .execute();
+    expect(stored.map((row) => JSON.parse(row.definition).api)).toEqual([
+      {
+        apiBaseUrl: 'http://127.0.0.1:4100/api',
+        apiHosts: ['127.0.0.1:4101', '*.acme.test'],
+        auth: 'basic:{accountSid}:{authToken}',
+        verify: 'GET /Accounts/{accountSid}.json',
+      },
+      { apiBaseUrl: 'https://api.acme.test/v2' },
+    ]);
+
+    const strict = { ...tenant.env, KEYWARD_ALLOW_PRIVATE_URLS: 'false' };
+    const refusals: [string[], string, NodeJS.ProcessEnv?][] = [
+      [['--api-base-url', 'http://api.acme.test', '--auth', 'bearer:authToken'], 'https', strict],
+      [['--api-base-url', 'https://10.0.0.5', '--auth', 'bearer:authToken'], 'private', strict],
+      [['--api-base-url', 'https://api.acme.test'], 'auth'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:token'], 'token'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'header:Host:{authToken}'], 'Host'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--verify', 'GET /../admin'], 'verify'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', 'https://x.acme.test'], 'apiHosts'],
+      [['--auth', 'bearer:authToken'], 'API base URL'],
+    ];
+    const runs = await Promise.all(
+      refusals.map(([flags, , env], i) =>
+        runCli(env ?? tenant.env, [
+          'provider',
+          'add-static',
+          '--server',
+          tenant.serverId,
+          '--slug',
+          `refused-${i}`,
+          '--field',
+          'authToken:Token:secret',
+          ...flags,
+          '--json',
+        ]),
+      ),
+    );
+    for (const [i, run] of runs.entries()) {
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(refusals[i]![1]);
+    }
+    // An OAuth provider's credential is its token: it takes no auth or verify (a usage error, exit 2).
+    const oauthAuth = await runCli(tenant.env, [
+      'provider',
+      'add-oauth',
+      '--server',
+      tenant.serverId,
+      '--slug',
+      'refused-oauth',
+      '--authorization-url',
+      'https://auth.acme.test/authorize',
+      '--token-url',
+      'https://auth.acme.test/token',
+      '--client-id',
+      'c',
+      '--client-secret',
+      's',
+      '--api-base-url',
+      'https://api.acme.test',
+      '--auth',
+      'bearer:x',
+      '--json',
+    ]);
+    expect(oauthAuth.code).toBe(2);
+    expect(oauthAuth.stderr).toContain('--auth');
+    const none = await tenant.store.db
+      .selectFrom('custom_providers')
+      .select('slug')
+      .where('server_id', '=', tenant.serverId)
+      .where('slug', 'like', 'refused-%')
+      .execute();
+    expect(none).toEqual([]);
+  });
+
   it('provider enable refuses an OAuth provider without its client id and secret, and keeps the client it had', { timeout: SLOW }, async () => {
     await cliJson(tenant.env, [
       'provider',

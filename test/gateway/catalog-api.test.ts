@@ -53,7 +53,8 @@ describe('the catalog for the gateway', () => {
 
   it('refuses API fields that cannot be used', () => {
     const fields = ['apiKey'];
-    const refused = (api: Parameters<typeof providerApiRefusal>[0], f: string[] | null = fields, allowHttp = false) => providerApiRefusal(api, f, allowHttp);
+    const refused = (api: Parameters<typeof providerApiRefusal>[0], f: string[] | null = fields, allowHttp = false) =>
+      providerApiRefusal(api, f, allowHttp)?.reason ?? null;
     expect(refused({ apiBaseUrl: 'http://api.example.com', auth: 'bearer:apiKey', source: 'https://x' })).toMatch(/https/);
     expect(refused({ apiBaseUrl: 'http://127.0.0.1:4100', auth: 'bearer:apiKey', source: 'https://x' }, fields, true)).toBeNull();
     expect(refused({ apiBaseUrl: 'https://user@api.example.com', auth: 'bearer:apiKey', source: 'https://x' })).toMatch(/user/);

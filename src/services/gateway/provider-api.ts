@@ -38,26 +38,36 @@ export function verifyPath(request: VerifyRequest, values: Readonly<Record<strin
   return refusal ? { refused: `a stored value makes the check's path unusable: ${refusal}` } : { rawPath };
 }
 
+/** Which of a provider's API fields a refusal concerns, named as the contract names them. */
+export type ProviderApiField = 'apiBaseUrl' | 'apiHosts' | 'auth' | 'verify';
+
 /**
- * Why the API fields cannot be used, or null. `fieldNames` for a static provider (its `auth` and
- * `verify` are checked against them); `allowHttp` (KEYWARD_ALLOW_PRIVATE_URLS) lets the base URL be http.
+ * Why the API fields cannot be used, and which one, or null. `fieldNames` for a static provider (its
+ * `auth` and `verify` are checked against them); `allowHttp` (KEYWARD_ALLOW_PRIVATE_URLS) lets the base
+ * URL be http. The address policy of section 3 is the caller's to apply to the base URL as well.
  */
-export function providerApiRefusal(api: ProviderApi | StaticProviderApi, fieldNames: readonly string[] | null, allowHttp: boolean): string | null {
-  if (!URL.canParse(api.apiBaseUrl)) return 'apiBaseUrl is not a URL';
+export function providerApiRefusal(
+  api: ProviderApi | StaticProviderApi,
+  fieldNames: readonly string[] | null,
+  allowHttp: boolean,
+): { field: ProviderApiField; reason: string } | null {
+  const refused = (field: ProviderApiField, reason: string) => ({ field, reason });
+  if (!URL.canParse(api.apiBaseUrl)) return refused('apiBaseUrl', 'apiBaseUrl is not a URL');
   const base = new URL(api.apiBaseUrl);
-  if (base.protocol !== 'https:' && !(allowHttp && base.protocol === 'http:')) return 'apiBaseUrl must be an https URL';
-  if (base.username || base.password || base.search || base.hash || api.apiBaseUrl.includes('@'))
-    return 'apiBaseUrl may not carry a user, a query or a fragment';
-  for (const host of api.apiHosts ?? []) {
-    if (!HOST_PATTERN.test(host)) return `apiHosts: "${host}" is not a host (name[:port], or *.name)`;
+  if (base.protocol !== 'https:' && !(allowHttp && base.protocol === 'http:')) return refused('apiBaseUrl', 'apiBaseUrl must be an https URL');
+  if (base.username || base.password || base.search || base.hash || api.apiBaseUrl.includes('@')) {
+    return refused('apiBaseUrl', 'apiBaseUrl may not carry a user, a query or a fragment');
   }
-  if (fieldNames === null) return 'auth' in api ? 'only a static provider has auth and verify' : null;
-  if (!('auth' in api)) return 'a static provider with an apiBaseUrl needs auth';
+  for (const host of api.apiHosts ?? []) {
+    if (!HOST_PATTERN.test(host)) return refused('apiHosts', `apiHosts: "${host}" is not a host (name[:port], or *.name)`);
+  }
+  if (fieldNames === null) return 'auth' in api || 'verify' in api ? refused('auth', 'only a static provider has auth and verify') : null;
+  if (!('auth' in api) || api.auth === undefined) return refused('auth', 'a static provider with an apiBaseUrl needs auth, how its values are sent');
   const auth = parseStaticAuth(api.auth, fieldNames);
-  if ('refused' in auth) return `auth: ${auth.refused}`;
+  if ('refused' in auth) return refused('auth', `auth: ${auth.refused}`);
   if (api.verify !== undefined) {
     const verify = parseVerify(api.verify, fieldNames);
-    if ('refused' in verify) return verify.refused;
+    if ('refused' in verify) return refused('verify', verify.refused);
   }
   return null;
 }

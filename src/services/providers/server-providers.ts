@@ -6,9 +6,11 @@
 import {
   type OAuthProvider,
   type Provider,
+  type ProviderApi,
   SLUG_PATTERN,
   type StaticField,
   type StaticProvider,
+  type StaticProviderApi,
   type TokenEndpointAuth,
 } from '../../catalog/provider-definition.js';
 import { browserUrlRefusal, describeRefusal, outboundUrlRefusal } from '../../outbound/address-policy.js';
@@ -16,6 +18,7 @@ import { iso } from '../../primitives/clock.js';
 import { recordAudit } from '../audit/audit.js';
 import type { Actor, ServiceContext } from '../context.js';
 import { DomainError, invalid } from '../domain-error.js';
+import { providerApiRefusal } from '../gateway/provider-api.js';
 import { getServer } from '../servers/servers.js';
 import { requireWellFormed } from '../well-formed.js';
 
@@ -128,6 +131,47 @@ function checkUrl(ctx: ServiceContext, url: string, field: 'tokenUrl' | 'revocat
   return url;
 }
 
+/** What the CLI and the dashboard take for a custom provider's API (CONTRACT 3 and 8.5): all optional. */
+export interface CustomProviderApiInput {
+  apiBaseUrl?: string;
+  apiHosts?: string[];
+  /** Static providers only. */
+  auth?: string;
+  /** Static providers only. */
+  verify?: string;
+}
+
+/**
+ * A custom provider's API fields, checked as the catalog's are (gateway/provider-api.ts) and its base
+ * URL under the address policy, as a token URL is; undefined where none was given. `fieldNames` for a
+ * static provider, null for an OAuth one.
+ */
+function checkApi(
+  ctx: ServiceContext,
+  input: CustomProviderApiInput | undefined,
+  fieldNames: readonly string[] | null,
+): StaticProviderApi | ProviderApi | undefined {
+  if (!input) return undefined;
+  const { apiBaseUrl, apiHosts = [], auth, verify } = input;
+  if (apiBaseUrl === undefined) {
+    if (apiHosts.length > 0 || auth !== undefined || verify !== undefined) {
+      throw invalid('apiBaseUrl', 'API hosts, auth and verify need an API base URL (--api-base-url)');
+    }
+    return undefined;
+  }
+  const addressRefusal = outboundUrlRefusal(apiBaseUrl, ctx.outbound.allowPrivateUrls);
+  if (addressRefusal) throw invalid('apiBaseUrl', describeRefusal('API base URL', addressRefusal));
+  const api = {
+    apiBaseUrl,
+    ...(apiHosts.length > 0 ? { apiHosts } : {}),
+    ...(auth !== undefined ? { auth } : {}),
+    ...(verify !== undefined ? { verify } : {}),
+  };
+  const refusal = providerApiRefusal(api, fieldNames, ctx.outbound.allowPrivateUrls);
+  if (refusal) throw invalid(refusal.field, refusal.reason);
+  return api;
+}
+
 /** The authorization URL is opened by the end user's browser, never by Keyward: https is all it needs. */
 function checkAuthorizationUrl(ctx: ServiceContext, url: string): string {
   const refusal = browserUrlRefusal(url, ctx.outbound.allowPrivateUrls);
@@ -189,6 +233,7 @@ export async function addCustomOAuthProvider(
     clientSecret: string;
     scopes?: string[];
     tokenAuth?: string;
+    api?: CustomProviderApiInput;
     actor: Actor;
   },
 ) {
@@ -209,6 +254,8 @@ export async function addCustomOAuthProvider(
     scopeSeparator: ' ',
     tokenEndpointAuth: tokenAuth,
   };
+  const api = checkApi(ctx, input.api, null);
+  if (api) provider.api = api;
   return addCustomProvider(ctx, input.serverId, provider, { clientId: input.clientId, clientSecret: input.clientSecret }, input.actor);
 }
 
@@ -225,12 +272,15 @@ export function parseFieldSpec(spec: string): StaticField {
 
 export async function addCustomStaticProvider(
   ctx: ServiceContext,
-  input: { serverId: string; slug: string; name?: string; fields: StaticField[]; actor: Actor },
+  input: { serverId: string; slug: string; name?: string; fields: StaticField[]; api?: CustomProviderApiInput; actor: Actor },
 ) {
   if (input.fields.length === 0 || input.fields.length > 20) throw invalid('fields', 'a static provider needs 1 to 20 fields');
   const names = new Set(input.fields.map((f) => f.name));
   if (names.size !== input.fields.length) throw invalid('fields', 'field names must be unique');
   const provider: StaticProvider = { kind: 'static', slug: input.slug, name: input.name || input.slug, fields: input.fields };
+  // Checked with the fields: a static provider's API has its auth (checkApi refuses one without).
+  const api = checkApi(ctx, input.api, [...names]) as StaticProviderApi | undefined;
+  if (api) provider.api = api;
   return addCustomProvider(ctx, input.serverId, provider, {}, input.actor);
 }
 
