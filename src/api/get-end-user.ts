@@ -30,12 +30,12 @@ export function registerGetEndUser(app: ApiInstance, ctx: ServiceContext, guard:
       },
     },
     async (request) => {
-      const auth = authOf(request);
-      const read = await readMember(ctx, auth.serverId, request.params.externalUserId);
+      const read = await readMember(ctx, authOf(request).serverId, request.params.externalUserId);
       // Where a key, a server key or the server changed after this node last read the auth version,
       // the keys are judged again on fresh rows before anything is answered or refreshed.
       await guard.confirm(request, read.authVersion);
-      return openMember(ctx, read, request.params.externalUserId, request.query.minValiditySeconds ?? 60);
+      const { secretsReadable } = authOf(request);
+      return openMember(ctx, read, request.params.externalUserId, request.query.minValiditySeconds ?? 60, { secretsReadable });
     },
   );
 }

@@ -81,7 +81,9 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
   const confirm = async (request: FastifyRequest, authVersion: string) => {
     if (authVersion === request.auth?.authVersion) return;
     try {
-      await guard.recheck(presentedOf(request));
+      // The fresh judgement is the request's from here on: what it says of the server (write-only or
+      // not) is as of the version the read returned.
+      request.auth = await guard.recheck(presentedOf(request));
     } catch (refusal) {
       // A refusal here is a failed authentication like any other: counted per address.
       throw told(countedFailure(request, refusal));

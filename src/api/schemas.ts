@@ -54,6 +54,9 @@ export const CredentialWithSecrets = Type.Object({
   scopes: Type.Optional(Type.Array(Type.String())),
   refreshedAt: Type.Optional(Nullable(Timestamp)),
   error: Type.Optional(Type.Object({ code: Type.String(), message: Type.Optional(Type.String()), retryable: Type.Optional(Type.Boolean()) })),
+  secretsWithheld: Type.Optional(
+    Type.Literal(true, { description: 'A write-only server (secretsReadable false): no accessToken and no values; the proxy uses the credential.' }),
+  ),
 });
 
 export const AudienceMemberSummary = Type.Object({

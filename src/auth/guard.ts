@@ -17,6 +17,8 @@ export interface AuthContext {
   accountId: string;
   accountKeyId: string;
   serverId: string;
+  /** False for a write-only server (CONTRACT 8.2): the member read withholds every secret. */
+  secretsReadable: boolean;
   /** The auth version the keys were judged under (key-cache.ts). */
   authVersion: string;
 }
@@ -151,7 +153,14 @@ function judgeServerKey(serverKey: ServerKeyLookup | undefined, accountKey: Acco
       'This server is in personal mode; the management API acts only on business-mode servers. Change its mode in the dashboard.',
     );
   }
-  return { accountId: accountKey.account_id, accountKeyId: accountKey.id, serverId: serverKey.server_id, authVersion: version };
+  return {
+    accountId: accountKey.account_id,
+    accountKeyId: accountKey.id,
+    serverId: serverKey.server_id,
+    // PostgreSQL's integer arrives as a number, as SQLite's does.
+    secretsReadable: Number(serverKey.secrets_readable) !== 0,
+    authVersion: version,
+  };
 }
 
 export class ManagementGuard {

@@ -7,9 +7,10 @@ import {
   listServersOfAccount,
   rotateServerKey,
   type ServerMode,
+  setSecretsReadable,
   setServerMode,
 } from '../services/servers/servers.js';
-import { type Command, count, optional, SHOWN_ONCE, str } from './commands.js';
+import { type Command, count, optional, SHOWN_ONCE, str, yesNo } from './commands.js';
 
 export const commands: Record<string, Command> = {
   'server create': {
@@ -29,6 +30,15 @@ export const commands: Record<string, Command> = {
     options: { server: { type: 'string', required: true }, mode: { type: 'string', required: true } },
     run: (ctx, o) => setServerMode(ctx, str(o, 'server'), str(o, 'mode') as ServerMode, CLI_ACTOR),
     text: (r) => `Server ${r.serverId} is now in ${r.mode} mode.`,
+  },
+  'server secrets': {
+    usage: 'server secrets --server S --readable true|false',
+    options: { server: { type: 'string', required: true }, readable: { type: 'string', required: true } },
+    run: (ctx, o) => setSecretsReadable(ctx, str(o, 'server'), yesNo(o, 'readable'), CLI_ACTOR),
+    text: (r) =>
+      r.secretsReadable
+        ? `Credentials of ${r.serverId} can be read through the API.`
+        : `Server ${r.serverId} is write-only: its credentials are used through the gateway and never read through the API.`,
   },
   'server rotate-key': {
     usage: 'server rotate-key --server S [--grace-seconds N]',

@@ -40,6 +40,10 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
       return html`Created server ${text('name') || server} (${text('mode')} mode)`;
     case 'server.mode_changed':
       return html`Changed mode to ${text('to')} (was ${text('from')})`;
+    case 'server.secrets_readable_changed':
+      return d.to === false
+        ? html`Made ${server} write-only: credentials can no longer be read through the API`
+        : html`Let credentials of ${server} be read through the API again`;
     case 'server_key.rotated': {
       const grace = typeof d.graceSeconds === 'number' ? d.graceSeconds : 0;
       return html`Rotated the server key of ${server}${hint(text('keyHint'))}; ${

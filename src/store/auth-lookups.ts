@@ -27,6 +27,8 @@ export interface ServerKeyLookup {
   server_id: string;
   account_id: string;
   mode: 'business' | 'personal';
+  /** 0 for a write-only server (CONTRACT 8.2). */
+  secrets_readable: number;
 }
 
 export class AuthLookups extends Repository {
@@ -47,7 +49,15 @@ export class AuthLookups extends Repository {
       root
         .selectFrom('server_keys')
         .innerJoin('servers', 'servers.id', 'server_keys.server_id')
-        .select(['server_keys.id', 'server_keys.hint', 'server_keys.expires_at', 'servers.id as server_id', 'servers.account_id', 'servers.mode'])
+        .select([
+          'server_keys.id',
+          'server_keys.hint',
+          'server_keys.expires_at',
+          'servers.id as server_id',
+          'servers.account_id',
+          'servers.mode',
+          'servers.secrets_readable',
+        ])
         .where('server_keys.digest', '=', digest),
     );
   }

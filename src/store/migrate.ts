@@ -13,6 +13,7 @@ import { backgroundRefreshMigration } from './migrations/011-background-refresh.
 import { accountUsersMigration } from './migrations/012-account-users.js';
 import { retiredMasterKeysMigration } from './migrations/013-retired-master-keys.js';
 import { instanceSecretsMigration } from './migrations/014-instance-secrets.js';
+import { serverSecretsReadableMigration } from './migrations/015-server-secrets-readable.js';
 import type { Store } from './store.js';
 
 /**
@@ -44,6 +45,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '012-account-users': accountUsersMigration(store.engine),
     '013-retired-master-keys': retiredMasterKeysMigration(store.engine),
     '014-instance-secrets': instanceSecretsMigration(store.engine),
+    '015-server-secrets-readable': serverSecretsReadableMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

@@ -2,7 +2,7 @@
  * Table types for Kysely. Times are ISO 8601 UTC text (the same on SQLite and PostgreSQL, and ordered
  * as text); flags are integers 0/1 (SQLite has no boolean); sealed values are bytes (BLOB / bytea).
  */
-import type { Insertable, Selectable } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 
 export interface AccountsTable {
   id: string;
@@ -47,6 +47,8 @@ export interface ServersTable {
   account_id: string;
   name: string;
   mode: 'business' | 'personal';
+  /** 1, or 0 for a write-only server (CONTRACT 8.2): the member read withholds every secret. */
+  secrets_readable: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -61,6 +61,14 @@ export class ServersRepository extends Repository {
     await this.db.updateTable('servers').set({ mode, updated_at: at }).where('id', '=', serverId).execute();
   }
 
+  async setSecretsReadable(serverId: string, readable: boolean, at: string): Promise<void> {
+    await this.db
+      .updateTable('servers')
+      .set({ secrets_readable: readable ? 1 : 0, updated_at: at })
+      .where('id', '=', serverId)
+      .execute();
+  }
+
   /** Adds a URI to the server's allowed list; one already there keeps its place. False when it was there. */
   async allowRedirectUri(serverId: string, uri: string, at: string): Promise<boolean> {
     // RETURNING gives no row for a conflict that did nothing, on both engines.

@@ -29,6 +29,8 @@ export interface CredentialWithSecrets extends CredentialSummary {
   scopes?: string[];
   refreshedAt?: string | null;
   error?: { code: string; message?: string; retryable?: boolean };
+  /** A write-only server's read (CONTRACT 8.2): no accessToken and no values. */
+  secretsWithheld?: true;
 }
 
 export interface AudienceMemberView<C> {
@@ -144,6 +146,20 @@ function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): Cre
   return credential;
 }
 
+/** A credential as a write-only server's read answers it: what is stored beside the secrets, and that they were withheld. */
+function withheld(row: ReadCredential['row']): CredentialWithSecrets {
+  const credential: CredentialWithSecrets = { ...summary(row), secretsWithheld: true };
+  if (row.type === 'oauth2') {
+    credential.expiresAt = row.access_expires_at;
+    credential.scopes = row.scopes ? (JSON.parse(row.scopes) as string[]) : [];
+    credential.refreshedAt = row.refreshed_at;
+  }
+  if (row.status === 'needs_reauth' && row.error_code) {
+    credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
+  }
+  return credential;
+}
+
 /** The member read (store/audience-repository.ts), and when it began: a refresh attempt after that is its answer too. */
 export interface MemberRead extends MemberWithCredentials {
   since: string;
@@ -164,8 +180,13 @@ export async function openMember(
   { since, member, credentials }: MemberRead,
   externalUserId: string,
   minValiditySeconds: number,
+  server: { secretsReadable: boolean } = { secretsReadable: true },
 ): Promise<AudienceMemberView<CredentialWithSecrets>> {
   if (!member) throw notFound();
+  // A write-only server's read opens nothing and refreshes nothing: the gateway uses its credentials.
+  if (!server.secretsReadable) {
+    return { externalUserId, createdAt: member.created_at, updatedAt: member.updated_at, credentials: credentials.map(withheld) };
+  }
   const read = await Promise.all(credentials.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {
     externalUserId,

@@ -6,6 +6,7 @@ export type AuditAction =
   | 'account_key.browser_exposure'
   | 'server.created'
   | 'server.mode_changed'
+  | 'server.secrets_readable_changed'
   | 'server_key.rotated'
   | 'server.redirect_uri_allowed'
   | 'server.redirect_uri_removed'

@@ -72,6 +72,30 @@ export async function setServerMode(ctx: ServiceContext, serverId: string, mode:
 }
 
 /**
+ * Whether the member read answers credentials with their secrets (CONTRACT 8.2); false makes the
+ * server write-only, and the gateway the only way its credentials are used. From the next request on
+ * every node: the change bumps the auth version the guard checks (migration 015). Audited, with what
+ * it was.
+ */
+export async function setSecretsReadable(ctx: ServiceContext, serverId: string, readable: boolean, actor: Actor) {
+  const now = iso(ctx.clock.now());
+  await ctx.store.transaction(async () => {
+    const server = await getServer(ctx, serverId);
+    await ctx.store.servers.setSecretsReadable(serverId, readable, now);
+    await recordAudit(ctx, {
+      accountId: server.account_id,
+      serverId,
+      actor,
+      action: 'server.secrets_readable_changed',
+      targetId: serverId,
+      detail: { from: server.secrets_readable !== 0, to: readable },
+      at: now,
+    });
+  });
+  return { serverId, secretsReadable: readable };
+}
+
+/**
  * Makes a new server key. Keys still current get the grace period as their end (0 ends them now);
  * keys already in a grace period keep their earlier end.
  */
