@@ -157,8 +157,8 @@ function judgeServerKey(serverKey: ServerKeyLookup | undefined, accountKey: Acco
     accountId: accountKey.account_id,
     accountKeyId: accountKey.id,
     serverId: serverKey.server_id,
-    // PostgreSQL's integer arrives as a number, as SQLite's does.
-    secretsReadable: Number(serverKey.secrets_readable) !== 0,
+    // A number on both engines (an integer column, not a boolean).
+    secretsReadable: serverKey.secrets_readable !== 0,
     authVersion: version,
   };
 }

@@ -4,8 +4,9 @@
  * Each node keeps the account keys and server keys it has seen, by digest, and learns the auth version
  * once per request (one row, one prepared statement: store/auth-lookups.ts; on the member read, folded
  * into the read's own statement and confirmed by its handler before it acts): every change that can
- * refuse a key bumps that version in its own transaction (migration 007's triggers), so a request
- * that starts after a revocation, a rotation or a mode change commits, on any node, finds a new
+ * refuse a key, or change what the guard tells the handler (a server made write-only), bumps that
+ * version in its own transaction (the triggers of migrations 007 and 015), so a request that starts
+ * after a revocation, a rotation, a mode change or a write-only switch commits, on any node, finds a new
  * version, empties the cache and reads the keys afresh. Expiry needs no version: the guard compares
  * the cached expiresAt with the clock on every request. Unknown digests are not cached: a guess costs
  * one indexed read, and the per-address failure limit bounds how many a client makes.

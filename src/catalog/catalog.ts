@@ -467,12 +467,12 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://documentation.mailgun.com/docs/mailgun/api-reference/authentication',
-    // EU domains are served from api.eu.mailgun.net: the call picks it with keyward-base-url.
+    // EU domains are served from api.eu.mailgun.net: the call picks it with keyward-base-url. No
+    // `verify`: the check goes to the base URL, and an EU key asked there would be refused although valid.
     api: {
       apiBaseUrl: 'https://api.mailgun.net',
       apiHosts: ['api.eu.mailgun.net'],
       auth: 'basic:api:{apiKey}',
-      verify: 'GET /v3/domains/{domain}',
       source: 'https://documentation.mailgun.com/docs/mailgun/api-reference/authentication',
     },
   },
@@ -534,10 +534,11 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       },
     ],
     source: 'https://developers.cloudflare.com/fundamentals/api/get-started/create-token/',
+    // No `verify`: /user/tokens/verify checks user tokens only, and refuses an account-owned token
+    // (checked at /accounts/{accountId}/tokens/verify, with an account id the form may not have).
     api: {
       apiBaseUrl: 'https://api.cloudflare.com/client/v4',
       auth: 'bearer:apiToken',
-      verify: 'GET /user/tokens/verify',
       source: 'https://developers.cloudflare.com/fundamentals/api/how-to/make-api-calls/',
     },
   },

@@ -49,7 +49,7 @@ export function count(value: string | undefined, name: string): number | undefin
 }
 
 /** A `true` or `false` option's value; anything else is a usage error naming the option. */
-export function yesNo(options: Options, name: string): boolean {
+export function trueOrFalse(options: Options, name: string): boolean {
   const value = options[name];
   if (value === 'true' || value === 'false') return value === 'true';
   throw new UsageError(`--${name} must be true or false`);

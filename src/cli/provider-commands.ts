@@ -12,12 +12,11 @@ const API_OPTIONS = {
 const STATIC_API_OPTIONS = { ...API_OPTIONS, auth: { type: 'string' }, verify: { type: 'string' } } as const;
 
 function apiInput(o: Options) {
-  return {
-    apiBaseUrl: optional(o, 'api-base-url'),
-    apiHosts: (o['api-host'] as string[] | undefined) ?? [],
-    auth: optional(o, 'auth'),
-    verify: optional(o, 'verify'),
-  };
+  return { apiBaseUrl: optional(o, 'api-base-url'), apiHosts: (o['api-host'] as string[] | undefined) ?? [] };
+}
+
+function staticApiInput(o: Options) {
+  return { ...apiInput(o), auth: optional(o, 'auth'), verify: optional(o, 'verify') };
 }
 
 export const commands: Record<string, Command> = {
@@ -90,7 +89,7 @@ export const commands: Record<string, Command> = {
         slug: str(o, 'slug'),
         name: optional(o, 'name'),
         fields: (o.field as string[]).map(parseFieldSpec),
-        api: apiInput(o),
+        api: staticApiInput(o),
         actor: CLI_ACTOR,
       }),
     text: (r) => `Custom static provider ${r.provider} added to ${r.serverId} and enabled.`,

@@ -10,7 +10,7 @@ import {
   setSecretsReadable,
   setServerMode,
 } from '../services/servers/servers.js';
-import { type Command, count, optional, SHOWN_ONCE, str, yesNo } from './commands.js';
+import { type Command, count, optional, SHOWN_ONCE, str, trueOrFalse } from './commands.js';
 
 export const commands: Record<string, Command> = {
   'server create': {
@@ -34,7 +34,7 @@ export const commands: Record<string, Command> = {
   'server secrets': {
     usage: 'server secrets --server S --readable true|false',
     options: { server: { type: 'string', required: true }, readable: { type: 'string', required: true } },
-    run: (ctx, o) => setSecretsReadable(ctx, str(o, 'server'), yesNo(o, 'readable'), CLI_ACTOR),
+    run: (ctx, o) => setSecretsReadable(ctx, str(o, 'server'), trueOrFalse(o, 'readable'), CLI_ACTOR),
     text: (r) =>
       r.secretsReadable
         ? `Credentials of ${r.serverId} can be read through the API.`

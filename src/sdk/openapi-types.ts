@@ -816,6 +816,11 @@ export interface paths {
                                     message?: string;
                                     retryable?: boolean;
                                 };
+                                /**
+                                 * @description A write-only server (secretsReadable false): no accessToken and no values; the proxy uses the credential.
+                                 * @enum {boolean}
+                                 */
+                                secretsWithheld?: true;
                             }[];
                         };
                     };

@@ -288,11 +288,14 @@ describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engin
     const refusals: [string[], string, NodeJS.ProcessEnv?][] = [
       [['--api-base-url', 'http://api.acme.test', '--auth', 'bearer:authToken'], 'https', strict],
       [['--api-base-url', 'https://10.0.0.5', '--auth', 'bearer:authToken'], 'private', strict],
-      [['--api-base-url', 'https://api.acme.test'], 'auth'],
-      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:token'], 'token'],
+      [['--api-base-url', 'https://api.acme.test'], 'needs auth'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:token'], 'names no field of the provider: "token"'],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'header:Host:{authToken}'], 'Host'],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--verify', 'GET /../admin'], 'verify'],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', 'https://x.acme.test'], 'apiHosts'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', '*.test'], 'apiHosts'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', '169.254.169.254'], 'link-local', strict],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', '*.localhost'], 'this machine', strict],
       [['--auth', 'bearer:authToken'], 'API base URL'],
     ];
     const runs = await Promise.all(

@@ -63,6 +63,8 @@ describe('the catalog for the gateway', () => {
     expect(refused({ apiBaseUrl: 'https://api.example.com', apiHosts: ['https://x.example.com'], auth: 'bearer:apiKey', source: 'https://x' })).toMatch(
       /apiHosts/,
     );
+    expect(refused({ apiBaseUrl: 'https://api.example.com', apiHosts: ['*.com'], auth: 'bearer:apiKey', source: 'https://x' })).toMatch(/apiHosts/);
+    expect(refused({ apiBaseUrl: 'https://api.example.com', apiHosts: ['*.example.com', 'files.example.com:8443'], auth: 'bearer:apiKey' })).toBeNull();
     expect(refused({ apiBaseUrl: 'https://api.example.com', source: 'https://x' })).toMatch(/needs auth/);
     expect(refused({ apiBaseUrl: 'https://api.example.com', auth: 'bearer:token', source: 'https://x' })).toMatch(/auth/);
     expect(refused({ apiBaseUrl: 'https://api.example.com', auth: 'bearer:apiKey', verify: 'GET /../x', source: 'https://x' })).toMatch(/verify/);

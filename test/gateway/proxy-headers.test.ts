@@ -28,6 +28,7 @@ describe('a proxied call’s headers', () => {
         'transfer-encoding': 'chunked',
         upgrade: 'websocket',
         'proxy-connection': 'keep-alive',
+        expect: '100-continue',
         accept: 'application/vnd.github+json',
         'content-type': 'application/json',
         'content-length': '17',

@@ -54,6 +54,8 @@ describe('a static provider’s auth', () => {
     ['a keyward- header', 'header:keyward-base-url:{apiKey}', ['apiKey']],
     ['an x-forwarded- header', 'header:X-Forwarded-For:{apiKey}', ['apiKey']],
     ['x-service-key', 'header:x-service-key:{apiKey}', ['apiKey']],
+    ['Expect', 'header:Expect:{apiKey}', ['apiKey']],
+    ['Proxy-Authorization', 'header:Proxy-Authorization:{apiKey}', ['apiKey']],
     ['a control character', 'header:x-api-key:{apiKey}\r\nx-evil: 1', ['apiKey']],
     ['basic without a ":"', 'basic:{apiKey}', ['apiKey']],
     ['basic with no field', 'basic:user:pass', ['apiKey']],
@@ -67,6 +69,9 @@ describe('a static provider’s auth', () => {
   it('refuses to send a stored value that would break the request', () => {
     expect(injectedAuth(parsed('bearer:apiKey', ['apiKey']), { apiKey: 'abc\r\nx-evil: 1' })).toHaveProperty('refused');
     expect(injectedAuth(parsed('header:x-api-key:{apiKey}', ['apiKey']), { apiKey: 'a\u0000b' })).toHaveProperty('refused');
+    // A pasted zero-width space or curly quote: no header can carry it.
+    expect(injectedAuth(parsed('bearer:apiKey', ['apiKey']), { apiKey: 'sk-abc\u200b' })).toHaveProperty('refused');
+    expect(injectedAuth(parsed('bearer:apiKey', ['apiKey']), { apiKey: '\u201csk-abc\u201d' })).toHaveProperty('refused');
     expect(injectedAuth(parsed('basic:{user}:{pass}', ['user', 'pass']), { user: 'a:b', pass: 'c' })).toHaveProperty('refused');
   });
 

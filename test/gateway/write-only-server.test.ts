@@ -54,6 +54,11 @@ describe.each(ENGINES)('a write-only server on %s', (engine) => {
       expect(after[PROVIDER]).toMatchObject({ type: 'oauth2', status: 'active', secretsWithheld: true, scopes: ['api:read'] });
       expect(Object.keys(after.openai!).sort()).toEqual(['connectedAt', 'id', 'provider', 'secretsWithheld', 'status', 'type', 'updatedAt'].sort());
     }
+    // Nothing is refreshed for a withheld read, even where the token has expired: the gateway refreshes what it uses.
+    const stored = await storedCredential(o, 'u_both');
+    o.t.clock.advance(2 * 3600);
+    expect(byProvider((await read(o.t.app)).json())[PROVIDER]).toMatchObject({ secretsWithheld: true });
+    expect((await storedCredential(o, 'u_both')).sealed).toBe(stored.sealed);
 
     // A second later: the audit trail's order is its time's.
     o.t.clock.advance(1);

@@ -27,6 +27,7 @@ export const ALL_MIGRATIONS = [
   '012-account-users',
   '013-retired-master-keys',
   '014-instance-secrets',
+  '015-server-secrets-readable',
 ];
 
 export interface TestDatabase {

@@ -125,39 +125,34 @@ function notFound(): DomainError {
 }
 
 function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): CredentialWithSecrets {
-  const base = summary(row);
   const secret = openCredentialSecret(ctx, row);
-  if (secret.type === 'static') return { ...base, values: secret.values };
-  const credential: CredentialWithSecrets = {
-    ...base,
-    expiresAt: row.access_expires_at,
-    scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : [],
-    refreshedAt: row.refreshed_at,
-  };
+  if (secret.type === 'static') return { ...summary(row), values: secret.values };
+  const credential = oauthDetails(row);
   if (row.status === 'active') {
     credential.accessToken = secret.accessToken;
     credential.tokenType = secret.tokenType;
   }
+  if (!credential.error && failure) credential.error = failure;
+  return credential;
+}
+
+/** An OAuth credential as stored beside its secrets: its expiry, scopes and last refresh, and why it needs the end user again. */
+function oauthDetails(row: ReadCredential['row']): CredentialWithSecrets {
+  const credential: CredentialWithSecrets = {
+    ...summary(row),
+    expiresAt: row.access_expires_at,
+    scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : [],
+    refreshedAt: row.refreshed_at,
+  };
   if (row.status === 'needs_reauth' && row.error_code) {
     credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
-  } else if (failure) {
-    credential.error = failure;
   }
   return credential;
 }
 
 /** A credential as a write-only server's read answers it: what is stored beside the secrets, and that they were withheld. */
 function withheld(row: ReadCredential['row']): CredentialWithSecrets {
-  const credential: CredentialWithSecrets = { ...summary(row), secretsWithheld: true };
-  if (row.type === 'oauth2') {
-    credential.expiresAt = row.access_expires_at;
-    credential.scopes = row.scopes ? (JSON.parse(row.scopes) as string[]) : [];
-    credential.refreshedAt = row.refreshed_at;
-  }
-  if (row.status === 'needs_reauth' && row.error_code) {
-    credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
-  }
-  return credential;
+  return { ...(row.type === 'oauth2' ? oauthDetails(row) : summary(row)), secretsWithheld: true };
 }
 
 /** The member read (store/audience-repository.ts), and when it began: a refresh attempt after that is its answer too. */
@@ -180,7 +175,7 @@ export async function openMember(
   { since, member, credentials }: MemberRead,
   externalUserId: string,
   minValiditySeconds: number,
-  server: { secretsReadable: boolean } = { secretsReadable: true },
+  server: { secretsReadable: boolean },
 ): Promise<AudienceMemberView<CredentialWithSecrets>> {
   if (!member) throw notFound();
   // A write-only server's read opens nothing and refreshes nothing: the gateway uses its credentials.

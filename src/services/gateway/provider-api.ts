@@ -4,8 +4,8 @@
  * with a credential's values as a proxied path is judged (proxy-target.ts).
  */
 import type { ProviderApi, StaticProviderApi } from '../../catalog/provider-definition.js';
-import { refusePath } from './proxy-target.js';
-import { fillTemplate, parseStaticAuth } from './static-auth.js';
+import { baseUrlRefusal, refusePath } from './proxy-target.js';
+import { fillTemplate, PLACEHOLDER, parseStaticAuth } from './static-auth.js';
 
 export interface VerifyRequest {
   method: 'GET' | 'HEAD' | 'POST';
@@ -14,14 +14,16 @@ export interface VerifyRequest {
 }
 
 const VERIFY = /^(GET|HEAD|POST) \/(\S*)$/;
-const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$/i;
+/** A host name with an optional port; or `*.` and a name of two labels at least (`*.com` would be every .com host). */
+const HOST_PATTERN =
+  /^([a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|\*\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+)(:\d{1,5})?$/i;
 
 /** `METHOD /path`, its placeholders naming the provider's fields, its path one a proxied call could take; or why not. */
 export function parseVerify(spec: string, fieldNames: readonly string[]): VerifyRequest | { refused: string } {
   const match = VERIFY.exec(spec);
   if (!match) return { refused: `verify must be "GET /path", "HEAD /path" or "POST /path", not "${spec}"` };
   const pathTemplate = match[2]!;
-  for (const [, name] of pathTemplate.matchAll(/\{([^{}]*)\}/g)) {
+  for (const [, name] of pathTemplate.matchAll(PLACEHOLDER)) {
     if (!fieldNames.includes(name!)) return { refused: `verify's {${name}} names no field of the provider` };
   }
   // Judged with every placeholder filled, as it will be called.
@@ -52,12 +54,8 @@ export function providerApiRefusal(
   allowHttp: boolean,
 ): { field: ProviderApiField; reason: string } | null {
   const refused = (field: ProviderApiField, reason: string) => ({ field, reason });
-  if (!URL.canParse(api.apiBaseUrl)) return refused('apiBaseUrl', 'apiBaseUrl is not a URL');
-  const base = new URL(api.apiBaseUrl);
-  if (base.protocol !== 'https:' && !(allowHttp && base.protocol === 'http:')) return refused('apiBaseUrl', 'apiBaseUrl must be an https URL');
-  if (base.username || base.password || base.search || base.hash || api.apiBaseUrl.includes('@')) {
-    return refused('apiBaseUrl', 'apiBaseUrl may not carry a user, a query or a fragment');
-  }
+  const baseRefusal = baseUrlRefusal(api.apiBaseUrl, allowHttp);
+  if (baseRefusal) return refused('apiBaseUrl', `apiBaseUrl ${baseRefusal}`);
   for (const host of api.apiHosts ?? []) {
     if (!HOST_PATTERN.test(host)) return refused('apiHosts', `apiHosts: "${host}" is not a host (name[:port], or *.name)`);
   }

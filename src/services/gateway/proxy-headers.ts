@@ -3,7 +3,7 @@
  *
  * To the provider: every header the caller sent, except its credentials for Keyward (`authorization`,
  * `x-service-key`, `cookie`; `proxy-authorization` too, a credential meant for a proxy), what names
- * the hop it arrived on (`host`, `forwarded`, `x-forwarded-*`), Keyward's own (`keyward-*`) and the
+ * the hop it arrived on (`host`, `forwarded`, `x-forwarded-*`, `expect`), Keyward's own (`keyward-*`) and the
  * hop-by-hop ones (RFC 9110 §7.6.1, with any the caller's `connection` lists); then the credential's
  * headers, over any of the same names. To the caller: every header the provider answered except the
  * hop-by-hop ones and `set-cookie`, then `keyward-upstream` and `x-request-id` (Keyward's, over the
@@ -12,7 +12,8 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-const NOT_FORWARDED = new Set(['authorization', 'proxy-authorization', 'x-service-key', 'cookie', 'host', 'forwarded']);
+// `expect` too: a 100-continue is this hop's business (Node answers it), and the outbound client refuses the header.
+const NOT_FORWARDED = new Set(['authorization', 'proxy-authorization', 'x-service-key', 'cookie', 'host', 'forwarded', 'expect']);
 
 type Headers = IncomingHttpHeaders | Readonly<Record<string, string | string[] | undefined>>;
 

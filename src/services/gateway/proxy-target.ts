@@ -6,8 +6,8 @@
  * The path is judged as the caller sent it, still percent-encoded, segment by segment: each segment
  * must decode to valid UTF-8 (an overlong encoding such as `%c0%ae`, a "." in disguise, is not valid
  * UTF-8) and then be neither "." nor "..", nor hold a "/", "\", "@" or a control character; no segment
- * may be empty but the last (`//` is refused, a trailing "/" is kept; an empty path calls the base URL
- * itself); and the first may not be a scheme (`https:`). What passes cannot leave the base URL's path, whatever a URL parser makes of it:
+ * may be empty but the last (`//` is refused, a trailing "/" is kept; an empty path calls the base
+ * URL's path with a "/" after it); and the first may not be a scheme (`https:`). What passes cannot leave the base URL's path, whatever a URL parser makes of it:
  * the URL built is checked once more against the base, as a second fence.
  */
 
@@ -49,14 +49,26 @@ function parseBase(apiBaseUrl: string): { url: URL } | { refused: string } {
   return { url: new URL(apiBaseUrl) };
 }
 
-/** A `keyward-base-url`: an https URL (http where allowed) on one of the provider's hosts, with no user, query or fragment. */
-function pickedBase(base: ProxyBase, picked: string, allowHttp: boolean): { url: URL } | { refused: string } {
-  if (!URL.canParse(picked)) return { refused: 'keyward-base-url is not a URL' };
-  const url = new URL(picked);
-  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) return { refused: 'keyward-base-url must be an https URL' };
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || picked.includes('@')) {
-    return { refused: 'keyward-base-url may not carry a user, a query or a fragment' };
+/**
+ * Why `raw` cannot be a base URL that proxied paths are appended to, as a phrase ("must be an https
+ * URL"), or null: https (http where allowed), with no user, query or fragment. A provider's
+ * `apiBaseUrl` (provider-api.ts) and a caller's `keyward-base-url` alike.
+ */
+export function baseUrlRefusal(raw: string, allowHttp: boolean): string | null {
+  if (!URL.canParse(raw)) return 'is not a URL';
+  const url = new URL(raw);
+  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) return 'must be an https URL';
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || raw.includes('@')) {
+    return 'may not carry a user, a query or a fragment';
   }
+  return null;
+}
+
+/** A `keyward-base-url`: a base URL (baseUrlRefusal) on one of the provider's hosts. */
+function pickedBase(base: ProxyBase, picked: string, allowHttp: boolean): { url: URL } | { refused: string } {
+  const refusal = baseUrlRefusal(picked, allowHttp);
+  if (refusal) return { refused: `keyward-base-url ${refusal}` };
+  const url = new URL(picked);
   if (!hostAllowed(base, url)) return { refused: `keyward-base-url's host ${url.host} is not one of the provider's API hosts` };
   return { url };
 }
@@ -74,7 +86,7 @@ export function hostAllowed(base: ProxyBase, url: URL): boolean {
 
 /** Why the raw path would leave its base, or null where it stays under it. */
 export function refusePath(rawPath: string): string | null {
-  // Nothing after `/proxy/{provider}/`: the base URL itself.
+  // Nothing after `/proxy/{provider}/`: the base URL's path, with a "/" after it.
   if (rawPath === '') return null;
   if (rawPath.includes('\\')) return 'the path holds a backslash';
   if (rawPath.includes('?') || rawPath.includes('#')) return 'the path holds a ? or #';

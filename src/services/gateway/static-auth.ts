@@ -20,7 +20,8 @@ export interface InjectedAuth {
 
 /** An RFC 9110 token: what a header name may be. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const PLACEHOLDER = /\{([^{}]*)\}/g;
+/** A `{fieldName}` placeholder of a template (auth's, and verify's path: provider-api.ts). */
+export const PLACEHOLDER = /\{([^{}]*)\}/g;
 const HAS_PLACEHOLDER = /\{[^{}]*\}/;
 /**
  * Headers an `auth` may not set: the ones the proxy removes or computes itself (8.1), where a value
@@ -39,9 +40,14 @@ const RESERVED_HEADERS = new Set([
   'cookie',
   'x-service-key',
   'forwarded',
+  'proxy-authorization',
+  'expect',
 ]);
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for.
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * What a header value may not hold: a control character but tab (it would end or split the header),
+ * or anything past U+00FF (HTTP carries bytes; the outbound client refuses such a value outright).
+ */
+const NOT_IN_A_HEADER = /[^\t\x20-\x7e\x80-\xff]/;
 
 /** The spec parsed, its fields checked against the provider's; or why it cannot be used. */
 export function parseStaticAuth(spec: string, fieldNames: readonly string[]): StaticAuth | { refused: string } {
@@ -54,7 +60,7 @@ export function parseStaticAuth(spec: string, fieldNames: readonly string[]): St
       if (!known(name!)) return `{${name}} names no field of the provider (${fieldNames.join(', ')})`;
     }
     if (template.replace(PLACEHOLDER, '').match(/[{}]/)) return 'a { or } that is not part of a {fieldName} placeholder';
-    if (CONTROL.test(template)) return 'a control character';
+    if (NOT_IN_A_HEADER.test(template)) return 'a control character, or a character no header can carry';
     return null;
   };
   switch (kind) {
@@ -106,7 +112,9 @@ export function fillTemplate(template: string, values: Readonly<Record<string, s
  */
 export function injectedAuth(auth: StaticAuth, values: Readonly<Record<string, string>>): InjectedAuth | { refused: string } {
   const header = (name: string, value: string): InjectedAuth | { refused: string } =>
-    CONTROL.test(value) ? { refused: 'a stored value holds a control character, which no header may carry' } : { headers: { [name]: value }, query: [] };
+    NOT_IN_A_HEADER.test(value)
+      ? { refused: 'a stored value holds a control character, or a character no header can carry' }
+      : { headers: { [name]: value }, query: [] };
   switch (auth.kind) {
     case 'bearer':
       return header('authorization', `Bearer ${values[auth.field] ?? ''}`);

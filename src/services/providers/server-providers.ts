@@ -155,12 +155,17 @@ function checkApi(
   const { apiBaseUrl, apiHosts = [], auth, verify } = input;
   if (apiBaseUrl === undefined) {
     if (apiHosts.length > 0 || auth !== undefined || verify !== undefined) {
-      throw invalid('apiBaseUrl', 'API hosts, auth and verify need an API base URL (--api-base-url)');
+      throw invalid('apiBaseUrl', 'API hosts, auth and verify need an API base URL');
     }
     return undefined;
   }
   const addressRefusal = outboundUrlRefusal(apiBaseUrl, ctx.outbound.allowPrivateUrls);
   if (addressRefusal) throw invalid('apiBaseUrl', describeRefusal('API base URL', addressRefusal));
+  // Each host as written too (an IP literal, localhost); a wildcard's subdomains stand in for it.
+  for (const host of apiHosts) {
+    const hostRefusal = /^[\w.*:-]+$/.test(host) ? outboundUrlRefusal(`https://${host.replace(/^\*\./, 'x.')}`, ctx.outbound.allowPrivateUrls) : null;
+    if (hostRefusal) throw invalid('apiHosts', describeRefusal(`API host ${host}`, hostRefusal));
+  }
   const api = {
     apiBaseUrl,
     ...(apiHosts.length > 0 ? { apiHosts } : {}),
