@@ -1,6 +1,6 @@
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
-import { recordAudit } from '../audit/audit.js';
+import { type AuditAction, recordAudit } from '../audit/audit.js';
 import type { Actor, ServiceContext } from '../context.js';
 import { DomainError, invalid } from '../domain-error.js';
 import { generateKey, keyDigest, keyHint } from '../keys/key-format.js';
@@ -54,21 +54,27 @@ export async function createServer(
 
 export async function setServerMode(ctx: ServiceContext, serverId: string, mode: ServerMode, actor: Actor) {
   if (!SERVER_MODES.includes(mode)) throw invalid('mode', 'the mode must be business or personal');
+  await changeServer(ctx, serverId, actor, 'server.mode_changed', async (server, now) => {
+    await ctx.store.servers.setMode(serverId, mode, now);
+    return { from: server.mode, to: mode };
+  });
+  return { serverId, mode };
+}
+
+/** One change to a server's settings and its audit entry (what `apply` says it changed), in one transaction. */
+async function changeServer(
+  ctx: ServiceContext,
+  serverId: string,
+  actor: Actor,
+  action: AuditAction,
+  apply: (server: Awaited<ReturnType<typeof getServer>>, now: string) => Promise<Record<string, unknown>>,
+): Promise<void> {
   const now = iso(ctx.clock.now());
   await ctx.store.transaction(async () => {
     const server = await getServer(ctx, serverId);
-    await ctx.store.servers.setMode(serverId, mode, now);
-    await recordAudit(ctx, {
-      accountId: server.account_id,
-      serverId,
-      actor,
-      action: 'server.mode_changed',
-      targetId: serverId,
-      detail: { from: server.mode, to: mode },
-      at: now,
-    });
+    const detail = await apply(server, now);
+    await recordAudit(ctx, { accountId: server.account_id, serverId, actor, action, targetId: serverId, detail, at: now });
   });
-  return { serverId, mode };
 }
 
 /**
@@ -78,19 +84,9 @@ export async function setServerMode(ctx: ServiceContext, serverId: string, mode:
  * it was.
  */
 export async function setSecretsReadable(ctx: ServiceContext, serverId: string, readable: boolean, actor: Actor) {
-  const now = iso(ctx.clock.now());
-  await ctx.store.transaction(async () => {
-    const server = await getServer(ctx, serverId);
+  await changeServer(ctx, serverId, actor, 'server.secrets_readable_changed', async (server, now) => {
     await ctx.store.servers.setSecretsReadable(serverId, readable, now);
-    await recordAudit(ctx, {
-      accountId: server.account_id,
-      serverId,
-      actor,
-      action: 'server.secrets_readable_changed',
-      targetId: serverId,
-      detail: { from: server.secrets_readable !== 0, to: readable },
-      at: now,
-    });
+    return { from: server.secrets_readable !== 0, to: readable };
   });
   return { serverId, secretsReadable: readable };
 }
