@@ -1,7 +1,8 @@
 /** `keyward provider …`: the providers a server offers, from the catalog or its own. */
 import { CLI_ACTOR } from '../services/context.js';
+import { addCustomOAuthProvider, addCustomStaticProvider, parseFieldSpec } from '../services/providers/custom-providers.js';
 import { listProviderChoices, type ProviderChoice } from '../services/providers/provider-choices.js';
-import { addCustomOAuthProvider, addCustomStaticProvider, enableProvider, parseFieldSpec } from '../services/providers/server-providers.js';
+import { enableProvider } from '../services/providers/server-providers.js';
 import { type Command, list, type Options, optional, str } from './commands.js';
 
 /** `--api-base-url` and `--api-host …` (both kinds), `--auth` and `--verify` (static): the provider's API for the gateway (CONTRACT 4 and 8.5). */

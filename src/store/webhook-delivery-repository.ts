@@ -242,8 +242,10 @@ export class WebhookDeliveryRepository extends Repository {
    * messages instead of waiting on each other; the lease condition is checked again by the UPDATE.
    */
   async claim(endpointId: string, limit: number, lease: { holder: string; until: string; now: string }): Promise<ClaimedMessage[]> {
-    const rows = await this.#claim(endpointId, limit, lease.holder, lease.until, lease.now);
-    return rows.map((row) => ({ ...row, lease_until: lease.until }));
+    // The lease's end is the one given: set on the rows as they came, not copied into new ones.
+    const rows = (await this.#claim(endpointId, limit, lease.holder, lease.until, lease.now)) as ClaimedMessage[];
+    for (const row of rows) row.lease_until = lease.until;
+    return rows;
   }
 
   /**

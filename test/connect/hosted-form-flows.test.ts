@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addCustomStaticProvider, parseFieldSpec } from '../../src/services/providers/server-providers.js';
+import { addCustomStaticProvider, parseFieldSpec } from '../../src/services/providers/custom-providers.js';
 import { completeForm, openForm } from '../../src/services/providers/static-forms.js';
 import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import { ENGINES } from '../helpers/databases.js';

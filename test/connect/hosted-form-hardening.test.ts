@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addCustomStaticProvider } from '../../src/services/providers/server-providers.js';
+import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { createForm, fieldMessage, inputValue, readEndUser } from '../helpers/form-session.js';
 import { type FormVisit, openHostedForm, postHostedForm, snapshotTables } from '../helpers/hosted-form.js';

@@ -4,7 +4,7 @@
  */
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { openCredentialSecret } from '../../src/services/credentials/credentials.js';
-import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/custom-providers.js';
 import type { CredentialRow } from '../../src/store/schema.js';
 import type { OAuthTenant } from './oauth-tenant.js';
 

@@ -4,7 +4,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/custom-providers.js';
 import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import type { Engine } from '../../src/store/store.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addSeconds, iso } from '../../src/primitives/clock.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { storeCredential } from '../../src/services/credentials/credentials.js';
-import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/custom-providers.js';
 import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import { ENGINES } from '../helpers/databases.js';
 import { type ScriptedTokenEndpoint, startScriptedTokenEndpoint } from '../helpers/scripted-token-endpoint.js';

@@ -9,7 +9,7 @@ import { OAUTH_PROVIDERS } from '../../src/catalog/catalog.js';
 import { browserUrlRefusal, outboundUrlRefusal } from '../../src/outbound/address-policy.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { DomainError } from '../../src/services/domain-error.js';
-import { addCustomOAuthProvider } from '../../src/services/providers/server-providers.js';
+import { addCustomOAuthProvider } from '../../src/services/providers/custom-providers.js';
 import { createServer } from '../../src/services/servers/servers.js';
 import { DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';

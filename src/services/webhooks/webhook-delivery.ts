@@ -234,8 +234,8 @@ export class WebhookDispatcher {
     free -= started;
     if (free <= 0) return started;
     const busy = {
-      endpoints: [...this.#inFlight].filter(([id, n]) => n >= this.#slots(id)).map(([id]) => id),
-      accounts: [...this.#inFlightByAccount].filter(([, n]) => n >= this.#limits.perAccount).map(([id]) => id),
+      endpoints: [...this.#inFlight.keys()].filter((id) => this.#endpointRoom(id) <= 0),
+      accounts: [...this.#inFlightByAccount.keys()].filter((id) => this.#accountRoom(id) <= 0),
     };
     let endpoints = this.#due.reusable(busy);
     const reused = endpoints !== null;
@@ -313,9 +313,15 @@ export class WebhookDispatcher {
 
   /** How many more attempts the endpoint and its account may have open on this node now. */
   #room(endpointId: string, accountId: string): number {
-    const endpointRoom = this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0);
-    const accountRoom = this.#limits.perAccount - (this.#inFlightByAccount.get(accountId) ?? 0);
-    return Math.min(endpointRoom, accountRoom);
+    return Math.min(this.#endpointRoom(endpointId), this.#accountRoom(accountId));
+  }
+
+  #endpointRoom(endpointId: string): number {
+    return this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0);
+  }
+
+  #accountRoom(accountId: string): number {
+    return this.#limits.perAccount - (this.#inFlightByAccount.get(accountId) ?? 0);
   }
 
   /**
