@@ -33,6 +33,10 @@ export interface Config {
   refreshCooldownSeconds: number;
   /** An OAuth credential not refreshed for this many hours is refreshed in the background; 0 turns that off (CONTRACT 5). */
   backgroundRefreshHours: number;
+  /** The gateway's limits (CONTRACT 8.1): the largest request body forwarded, how long a provider may take to start answering, calls in flight per node. */
+  proxy: { maxBodyBytes: number; timeoutMs: number; maxInFlight: number };
+  /** Static credentials checked longest ago are checked again after this many hours; 0 turns that off (CONTRACT 8.3). */
+  verifyHours: number;
   /** Who may use the dashboard's "Create account" (CONTRACT 5). */
   signup: SignupPolicy;
   /** How long audit events are kept; null keeps them forever. */
@@ -230,6 +234,12 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateUrls: flag(env, 'KEYWARD_ALLOW_PRIVATE_URLS'),
     refreshCooldownSeconds: wholeNumber(env, 'KEYWARD_REFRESH_COOLDOWN_SECONDS', 30, 0, 3600),
     backgroundRefreshHours: wholeNumber(env, 'KEYWARD_BACKGROUND_REFRESH_HOURS', 24, 0, 8760),
+    proxy: {
+      maxBodyBytes: positiveInteger(env, 'KEYWARD_PROXY_MAX_BODY_MB', 10, 1024) * 1024 * 1024,
+      timeoutMs: positiveInteger(env, 'KEYWARD_PROXY_TIMEOUT_SECONDS', 30, 600) * 1000,
+      maxInFlight: positiveInteger(env, 'KEYWARD_PROXY_MAX_IN_FLIGHT', 256, 100_000),
+    },
+    verifyHours: wholeNumber(env, 'KEYWARD_VERIFY_HOURS', 24, 0, 8760),
     signup: oneOf(env, 'KEYWARD_SIGNUP', SIGNUP_POLICIES, 'first'),
     auditRetentionDays: env.KEYWARD_AUDIT_RETENTION_DAYS ? positiveInteger(env, 'KEYWARD_AUDIT_RETENTION_DAYS', 0, 36_500) : null,
     logLevel,

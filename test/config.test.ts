@@ -68,6 +68,25 @@ describe('configuration (CONTRACT 5)', () => {
     }
   });
 
+  it("reads the gateway's limits and the background check's period, with the contract's defaults", () => {
+    const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key };
+    expect(loadConfig(base).proxy).toEqual({ maxBodyBytes: 10 * 1024 * 1024, timeoutMs: 30_000, maxInFlight: 256 });
+    expect(loadConfig(base).verifyHours).toBe(24);
+    const set = loadConfig({
+      ...base,
+      KEYWARD_PROXY_MAX_BODY_MB: '1',
+      KEYWARD_PROXY_TIMEOUT_SECONDS: '2',
+      KEYWARD_PROXY_MAX_IN_FLIGHT: '3',
+      KEYWARD_VERIFY_HOURS: '0',
+    });
+    expect(set.proxy).toEqual({ maxBodyBytes: 1024 * 1024, timeoutMs: 2000, maxInFlight: 3 });
+    expect(set.verifyHours).toBe(0);
+    expect(refusal({ ...base, KEYWARD_PROXY_MAX_BODY_MB: '0' })).toBe('KEYWARD_PROXY_MAX_BODY_MB: must be a whole number from 1 to 1024, got "0"');
+    expect(refusal({ ...base, KEYWARD_PROXY_TIMEOUT_SECONDS: '30s' })).toBe('KEYWARD_PROXY_TIMEOUT_SECONDS: must be a whole number from 1 to 600, got "30s"');
+    expect(refusal({ ...base, KEYWARD_PROXY_MAX_IN_FLIGHT: '-1' })).toBe('KEYWARD_PROXY_MAX_IN_FLIGHT: must be a whole number from 1 to 100000, got "-1"');
+    expect(refusal({ ...base, KEYWARD_VERIFY_HOURS: '8761' })).toBe('KEYWARD_VERIFY_HOURS: must be a whole number from 0 to 8760, got "8761"');
+  });
+
   it('starts no metrics listener unless KEYWARD_METRICS_PORT is set, and puts it on loopback unless told, wherever the API listens', () => {
     // The API on every interface: the metrics stay on 127.0.0.1 all the same.
     const base = { KEYWARD_DATABASE_URL: 'postgres://db.internal/keyward', KEYWARD_MASTER_KEY: key, KEYWARD_HOST: '0.0.0.0' };
