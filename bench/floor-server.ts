@@ -8,7 +8,8 @@
  *   start, and the few comparisons of the guard's steps 9–14 on what was found (revoked, expired,
  *   same account, business mode): any read must prove both keys;
  * - one prepared statement: the auth version's row, the member and its credentials (better-sqlite3 on
- *   SQLite, one named `pg` query on PostgreSQL). The auth version rides in the same statement, as in
+ *   SQLite, one named `pg` query on PostgreSQL), their lastUsedAt as read (Keyward's write of it, once
+ *   a minute per credential, is left out: one statement a minute is nothing beside the load). The auth version rides in the same statement, as in
  *   Keyward, because a revocation must be seen at the next request on every node; where it moved the
  *   Maps are filled again;
  * - one AES-256-GCM open with associated data of each sealed credential, in Keyward's stored format
@@ -75,6 +76,9 @@ interface MemberRow {
   connected_at: string;
   updated_at: string;
   refreshed_at: string | null;
+  last_used_at: string | null;
+  last_check_at: string | null;
+  last_check_outcome: string | null;
 }
 
 const ACCOUNT_KEYS_SQL = 'select digest, id, account_id, revoked_at, expires_at from account_keys';
@@ -82,7 +86,7 @@ const SERVER_KEYS_SQL = 'select k.digest, s.id as server_id, s.account_id, s.mod
 const VERSION_SQL = 'select version from auth_version where id = 1';
 const memberSql = (p1: string, p2: string) =>
   'select v.version as auth_version, m.id as m_id, m.created_at as m_created_at, m.updated_at as m_updated_at, ' +
-  'c.id, c.server_id, c.member_id, c.provider, c.type, c.status, c.secret, c.access_expires_at, c.scopes, c.connected_at, c.updated_at, c.refreshed_at ' +
+  'c.id, c.server_id, c.member_id, c.provider, c.type, c.status, c.secret, c.access_expires_at, c.scopes, c.connected_at, c.updated_at, c.refreshed_at, c.last_used_at, c.last_check_at, c.last_check_outcome ' +
   `from auth_version v left join audience_members m on m.server_id = ${p1} and m.external_user_id = ${p2} ` +
   'left join credentials c on c.member_id = m.id where v.id = 1 order by c.provider';
 
@@ -167,6 +171,8 @@ const credentialSchema = {
     status: { type: 'string', enum: ['active', 'needs_reauth'] },
     connectedAt: { type: 'string' },
     updatedAt: { type: 'string' },
+    lastUsedAt: nullableTimestamp,
+    lastCheck: { type: ['object', 'null'], properties: { at: { type: 'string' }, outcome: { type: 'string' } } },
     values: { type: 'object', additionalProperties: { type: 'string' } },
     accessToken: { type: 'string' },
     tokenType: { type: 'string' },
@@ -186,6 +192,11 @@ const memberSchema = {
   },
 };
 
+/** The last check, as stored beside the credential (null where never checked). */
+function lastCheck(row: MemberRow) {
+  return row.last_check_at !== null && row.last_check_outcome !== null ? { at: row.last_check_at, outcome: row.last_check_outcome } : null;
+}
+
 /** One credential as answered, built as one literal (a spread of a base object costs more in the serializer). */
 function credential(row: MemberRow) {
   const secret = JSON.parse(open(row.secret, `credentials|${row.id}|${row.server_id}|${row.member_id}`));
@@ -197,6 +208,8 @@ function credential(row: MemberRow) {
       status: row.status,
       connectedAt: row.connected_at,
       updatedAt: row.updated_at,
+      lastUsedAt: row.last_used_at,
+      lastCheck: lastCheck(row),
       values: secret.values,
     };
   }
@@ -208,6 +221,8 @@ function credential(row: MemberRow) {
     status: row.status,
     connectedAt: row.connected_at,
     updatedAt: row.updated_at,
+    lastUsedAt: row.last_used_at,
+    lastCheck: lastCheck(row),
     expiresAt: row.access_expires_at,
     scopes: row.scopes ? JSON.parse(row.scopes) : [],
     refreshedAt: row.refreshed_at,

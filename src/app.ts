@@ -7,9 +7,11 @@
  */
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { type TObject, Type } from '@sinclair/typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import { type GuardHook, managementGuard } from './api/guard-hook.js';
 import { apiPlugin } from './api/plugin.js';
+import { DEFAULT_PROXY_LIMITS, type ProxyLimits } from './api/proxy.js';
 import { DOCUMENTED_SCHEMAS, WEBHOOKS } from './api/webhook-event-schemas.js';
 import { connectErrors, connectPlugin } from './connect/plugin.js';
 import { DASHBOARD_PAGES } from './dashboard/pages.js';
@@ -35,6 +37,8 @@ export interface AppOptions {
   trustProxy?: boolean | string[];
   /** The node's metrics (KEYWARD_METRICS_PORT); without them no request is counted. */
   metrics?: Metrics;
+  /** The gateway's limits (CONTRACT 5); the contract's defaults unless given. */
+  proxy?: ProxyLimits;
 }
 
 /** One route as the router holds it: `GET /v1/end-users/:externalUserId`. */
@@ -137,9 +141,16 @@ export async function buildApp(options: AppOptions) {
     },
     // Only the management API is documented; pages and probes are not part of it.
     hideUntagged: true,
+    // A route's trailing wildcard (the gateway's proxied path) is documented as the `{path}` parameter it is.
+    transform: ({ schema, url }) => {
+      if (!url.endsWith('/*')) return { schema, url };
+      const params = schema.params as TObject;
+      const path = Type.String({ description: "Appended to the provider's API base URL as sent (percent-encoded), with the query string." });
+      return { schema: { ...schema, params: Type.Object({ ...params.properties, path }) }, url: `${url.slice(0, -2)}/{path}` };
+    },
   });
 
-  await app.register(apiPlugin, { prefix: '/v1', ctx, guard });
+  await app.register(apiPlugin, { prefix: '/v1', ctx, guard, proxy: options.proxy ?? DEFAULT_PROXY_LIMITS });
   await app.register(connectPlugin, { ctx });
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',

@@ -3,6 +3,7 @@
 import { buildApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { scheduleBackgroundRefresh } from './jobs/background-refresh-schedule.js';
+import { scheduleCredentialChecks } from './jobs/credential-checks-schedule.js';
 import { scheduleSweeps } from './jobs/sweep-schedule.js';
 import { startWebhookDispatch } from './jobs/webhook-dispatch.js';
 import { Metrics } from './metrics/metrics.js';
@@ -56,10 +57,13 @@ export async function serve(config: Config): Promise<void> {
     authFailureLimitPerMinute: config.authFailureLimitPerMinute,
     trustProxy: config.trustProxy,
     metrics,
+    proxy: config.proxy,
   });
   const sweeps = scheduleSweeps(ctx, standardSweeps({ auditRetentionDays: config.auditRetentionDays }), logger);
   // Null when KEYWARD_BACKGROUND_REFRESH_HOURS is 0: nothing is scheduled.
   const backgroundRefresh = scheduleBackgroundRefresh(ctx, { hours: config.backgroundRefreshHours }, logger);
+  // Null when KEYWARD_VERIFY_HOURS is 0.
+  const credentialChecks = scheduleCredentialChecks(ctx, { hours: config.verifyHours }, logger);
   // Deliveries run in a worker thread with connections of its own, off the API's event loop.
   const webhooks = startWebhookDispatch(ctx, config, logger);
   const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
@@ -76,6 +80,7 @@ export async function serve(config: Config): Promise<void> {
     await metricsServer?.close();
     await sweeps.stop();
     await backgroundRefresh?.stop();
+    await credentialChecks?.stop();
     await webhooks.stop();
     await ctx.store.close();
     await ctx.outbound.close();

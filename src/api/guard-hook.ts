@@ -15,12 +15,13 @@ import { Problem } from '../web/problem.js';
 export interface GuardHook {
   (request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /**
-   * For a read-only route whose own statement returns the auth version (GET /v1/end-users/{id}): the
+   * For a route whose own first statement returns the auth version (GET /v1/end-users/{id}, the proxy): the
    * guard judges the keys under the last version this node saw, without a statement of its own, and
-   * the handler calls `confirm` with the version its read returned before it acts. `url` is the GET
-   * route as the router names it (with the /v1 prefix); other methods on that URL are judged as usual.
+   * the handler calls `confirm` with the version its read returned before it acts. `url` is the
+   * route as the router names it (with the /v1 prefix); `methods` those whose handler reads the version
+   * (GET unless told: the proxy's every method does); other methods on that URL are judged as usual.
    */
-  leaveVersionToHandler(url: string): void;
+  leaveVersionToHandler(url: string, methods?: readonly string[]): void;
   /**
    * Where the version the handler's read returned differs from the one the keys were judged under,
    * the guard's steps 8–14 again, on keys read afresh; throws the refusal, counted per address like
@@ -92,8 +93,8 @@ export function managementGuard(ctx: ServiceContext, limits: { perKey: number; f
 
   // By method and route: a write sharing the read's URL (DELETE /v1/end-users/{id}) reads the
   // version here, as every route but the read does. HEAD is GET's (Fastify answers it with GET's handler).
-  const leaveVersionToHandler = (url: string) => {
-    versionReadByHandler.add(`GET ${url}`);
+  const leaveVersionToHandler = (url: string, methods: readonly string[] = ['GET']) => {
+    for (const method of methods) versionReadByHandler.add(`${method} ${url}`);
   };
 
   const close = async (log: FastifyBaseLogger) => {

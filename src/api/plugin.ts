@@ -17,6 +17,8 @@ import { registerGetEndUser } from './get-end-user.js';
 import type { GuardHook } from './guard-hook.js';
 import { registerListEndUsers } from './list-end-users.js';
 import { registerOAuthStart } from './oauth-start.js';
+import { type ProxyLimits, registerProxy } from './proxy.js';
+import { registerVerifyEndUser } from './verify-end-user.js';
 
 /**
  * A service's refusal, in the contract's codes (domain-problem.ts); its field is reported under /query
@@ -29,7 +31,7 @@ function serviceRefusal(error: FastifyError, request: FastifyRequest): Problem |
   return problemOf(error, inQuery ? 'query' : 'body');
 }
 
-export async function apiPlugin(v1: ApiInstance, options: { ctx: ServiceContext; guard: GuardHook }) {
+export async function apiPlugin(v1: ApiInstance, options: { ctx: ServiceContext; guard: GuardHook; proxy: ProxyLimits }) {
   const { ctx } = options;
   // Management bodies are JSON only: text/plain, which Fastify reads by default, gets a 415.
   v1.removeContentTypeParser('text/plain');
@@ -41,4 +43,6 @@ export async function apiPlugin(v1: ApiInstance, options: { ctx: ServiceContext;
   registerListEndUsers(v1, ctx);
   registerGetEndUser(v1, ctx, options.guard);
   registerDeleteEndUser(v1, ctx);
+  registerVerifyEndUser(v1, ctx);
+  registerProxy(v1, ctx, options.guard, options.proxy);
 }

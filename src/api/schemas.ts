@@ -36,6 +36,13 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
+export const CheckOutcome = Type.Union([Type.Literal('valid'), Type.Literal('rejected'), Type.Literal('unreachable')], {
+  description: 'valid: the provider answered 2xx; rejected: 401 or 403; unreachable: anything else (an outage, a timeout, a refused address).',
+});
+
+/** The last check of a static credential's values at its provider (CONTRACT 8.3). */
+export const CredentialCheck = Type.Object({ at: Timestamp, outcome: CheckOutcome }, { description: 'The last check of the values; null if never checked.' });
+
 export const CredentialSummary = Type.Object({
   id: Type.String(),
   provider: Type.String(),
@@ -43,6 +50,8 @@ export const CredentialSummary = Type.Object({
   status: Type.Union([Type.Literal('active'), Type.Literal('needs_reauth')]),
   connectedAt: Timestamp,
   updatedAt: Timestamp,
+  lastUsedAt: Nullable(Type.String({ description: 'The last read with its secrets or proxied call, to the minute; null if never used.' })),
+  lastCheck: Nullable(CredentialCheck),
 });
 
 export const CredentialWithSecrets = Type.Object({

@@ -5,7 +5,7 @@
  */
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { WebhookEventType } from '../services/webhooks/webhook-events.js';
-import { ProblemSchema, Timestamp } from './schemas.js';
+import { CheckOutcome, ProblemSchema, Timestamp } from './schemas.js';
 
 const EventCredential = Type.Object(
   {
@@ -15,6 +15,8 @@ const EventCredential = Type.Object(
     status: Type.Union([Type.Literal('active'), Type.Literal('needs_reauth'), Type.Literal('revoked')]),
     connectedAt: Timestamp,
     updatedAt: Timestamp,
+    lastUsedAt: Type.Union([Timestamp, Type.Null()]),
+    lastCheck: Type.Union([Type.Object({ at: Timestamp, outcome: CheckOutcome }, { additionalProperties: false }), Type.Null()]),
   },
   { additionalProperties: false },
 );
@@ -69,9 +71,13 @@ const EVENTS = {
   ),
   CredentialNeedsReauthEvent: event(
     'credential.needs_reauth',
-    'A refresh was refused (invalid_grant): the end user must connect again.',
+    'A refresh was refused (invalid_grant), or a check of static values was refused (401 or 403): the end user must connect again.',
     Type.Object(
-      { ...member, credential: EventCredential, error: Type.Object({ code: Type.Literal('refresh_rejected'), message: Type.String() }, strict) },
+      {
+        ...member,
+        credential: EventCredential,
+        error: Type.Object({ code: Type.Union([Type.Literal('refresh_rejected'), Type.Literal('credential_rejected')]), message: Type.String() }, strict),
+      },
       strict,
     ),
   ),

@@ -16,6 +16,13 @@ export const OAUTH_PROVIDERS: readonly OAuthProvider[] = [
     // No RFC 7009 endpoint: GitHub revokes through `DELETE /applications/{client_id}/token` on its REST API.
     // OAuth App user tokens do not expire and come without a refresh token (only GitHub Apps with
     // "user-to-server token expiration" enabled issue 8-hour tokens plus refresh tokens).
+    apiRevocation: {
+      method: 'DELETE',
+      path: 'applications/{clientId}/token',
+      tokenField: 'access_token',
+      headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+      source: 'https://docs.github.com/en/rest/apps/oauth-applications#delete-an-app-token',
+    },
     defaultScopes: ['read:user', 'user:email'],
     scopeSeparator: ' ',
     tokenEndpointAuth: 'client_secret_post',

@@ -22,6 +22,22 @@ export interface StaticProviderApi extends ProviderApi {
 
 export type TokenEndpointAuth = 'client_secret_basic' | 'client_secret_post';
 
+/**
+ * Revocation through the provider's REST API, where it has no RFC 7009 endpoint (GitHub): one request
+ * on `api.apiBaseUrl`, the server's OAuth client id and secret as HTTP Basic, the access token in a
+ * JSON body. Only the catalog sets it; each entry's `source` says where its documentation has it.
+ */
+export interface ApiRevocation {
+  method: 'DELETE' | 'POST';
+  /** The path after `api.apiBaseUrl`, without its leading "/"; `{clientId}` is the client id, percent-encoded. */
+  path: string;
+  /** The member of the JSON body that carries the access token. */
+  tokenField: string;
+  /** Headers the documentation asks for besides the Basic authorization and the JSON content type. */
+  headers?: Record<string, string>;
+  source: string;
+}
+
 export interface OAuthProvider {
   kind: 'oauth2';
   slug: string;
@@ -30,6 +46,8 @@ export interface OAuthProvider {
   tokenUrl: string;
   /** RFC 7009 revocation endpoint, where the provider has one. */
   revocationUrl?: string;
+  /** Where there is none: how its REST API revokes a token (needs `api`). */
+  apiRevocation?: ApiRevocation;
   defaultScopes: string[];
   /** How scopes are joined in the authorization URL (RFC 6749 says a space; a few providers want a comma). */
   scopeSeparator: ' ' | ',';
@@ -78,3 +96,13 @@ export interface StaticProvider {
 export type Provider = OAuthProvider | StaticProvider;
 
 export const SLUG_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
+
+/** Whether the gateway can proxy calls to the provider (CONTRACT 8.1, 8.5): it has an API base URL. */
+export function proxiable(provider: Provider): boolean {
+  return provider.api?.apiBaseUrl !== undefined;
+}
+
+/** Whether a static credential of the provider can be checked (CONTRACT 8.3): a static provider with a `verify` request. */
+export function checkable(provider: Provider): boolean {
+  return provider.kind === 'static' && provider.api?.verify !== undefined;
+}

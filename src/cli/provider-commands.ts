@@ -101,7 +101,10 @@ export const commands: Record<string, Command> = {
     run: async (ctx, o) => ({ providers: await listProviderChoices(ctx, str(o, 'server')) }),
     text: (r) =>
       (r.providers as ProviderChoice[])
-        .map((p) => `${p.slug}  "${p.name}"  ${p.kind}  ${p.custom ? 'custom' : 'catalog'}  ${p.enabled ? 'enabled' : 'not enabled'}`)
+        .map(
+          (p) =>
+            `${p.slug}  "${p.name}"  ${p.kind}  ${p.custom ? 'custom' : 'catalog'}  ${p.enabled ? 'enabled' : 'not enabled'}  ${p.proxy ? 'proxy' : 'no proxy'}  ${p.checked ? 'checked' : 'not checked'}`,
+        )
         .join('\n'),
   },
 };

@@ -9,6 +9,13 @@ export interface FormState {
   /** Non-secret values to keep after a refused submission; secret ones are never sent back. */
   values: Record<string, string>;
   errors: Record<string, string>;
+  /** A refusal of the values as a whole, shown above the fields (the provider refused them: CONTRACT 8.3). */
+  notice?: string;
+}
+
+/** What the form says above its fields when the provider refused the values it was given. */
+export function refusedCredentialsMessage(providerName: string, status: number): string {
+  return `${providerName} refused these credentials (HTTP ${status}). Check them and try again.`;
 }
 
 export function formPage(state: FormState): string {
@@ -29,6 +36,7 @@ ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
     `Connect ${provider.name}`,
     html`<h1>Connect ${provider.name}</h1>
 <p>Enter your ${provider.name} credentials. They are encrypted and shared only with the app that sent you here.</p>
+${state.notice ? html`<p class="error summary" role="alert">${state.notice}</p>` : ''}
 ${hasErrors ? html`<p class="error summary" role="alert">Some values need attention; see below.</p>` : ''}
 <form method="post" novalidate>
 <input type="hidden" name="csrf" value="${state.csrf}">

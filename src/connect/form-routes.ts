@@ -6,12 +6,12 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
-import { completeForm, fieldError, type OpenForm, openForm } from '../services/providers/static-forms.js';
+import { fieldError, type OpenForm, openForm, submitForm } from '../services/providers/static-forms.js';
 import { formText } from '../web/form-fields.js';
 import { nonceCookie, nonceMatches } from '../web/nonce-cookie.js';
 import { setPageHeaders } from '../web/page-headers.js';
 import { redirectToApp } from './app-redirect.js';
-import { formPage, messagePage, successPage } from './form-page.js';
+import { formPage, messagePage, refusedCredentialsMessage, successPage } from './form-page.js';
 
 const CSRF_COOKIE = 'keyward_form_csrf';
 
@@ -53,13 +53,18 @@ export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceCon
       if (error) errors[field.name] = error;
       else if (value) values[field.name] = value;
     }
+    const kept = () => Object.fromEntries(form.provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
     if (Object.keys(errors).length > 0) {
-      const kept = Object.fromEntries(form.provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
-      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept, errors }));
+      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors }));
     }
 
-    const { completed } = await completeForm(ctx, form, values);
-    if (!completed) return reply.code(410).send(messagePage(410));
+    const submitted = await submitForm(ctx, form, values);
+    if ('refusedWithStatus' in submitted) {
+      // Nothing was stored and the link is still good: the end user corrects the values and sends again.
+      const notice = refusedCredentialsMessage(form.provider.name, submitted.refusedWithStatus);
+      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors: {}, notice }));
+    }
+    if (!submitted.completed) return reply.code(410).send(messagePage(410));
     if (form.redirectUri) return redirectToApp(reply, form.redirectUri, { status: 'success', sessionId: form.id, provider: form.provider.slug });
     return reply.send(successPage(form.provider.name));
   });

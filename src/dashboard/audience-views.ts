@@ -6,7 +6,7 @@
  */
 import type { AudienceMemberPage, CredentialSummary } from '../services/audience/members.js';
 import { html, type SafeHtml } from '../web/html.js';
-import { kindLabel, shownDate } from './display-format.js';
+import { kindLabel, shownDate, timeOf } from './display-format.js';
 import { selectField, textField } from './forms.js';
 import { csrfField, dashboardPage, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';
@@ -29,13 +29,24 @@ function statusBadge(status: CredentialSummary['status']): SafeHtml {
   return status === 'active' ? html`<span class="badge ok">Active</span>` : html`<span class="badge warn">Needs re-authorisation</span>`;
 }
 
+const CHECK_OUTCOMES: Record<NonNullable<CredentialSummary['lastCheck']>['outcome'], string> = {
+  valid: 'Valid',
+  rejected: 'Refused by the provider',
+  unreachable: 'Provider unreachable',
+};
+
+/** The last check of a static credential's values (CONTRACT 8.3): its outcome and when; a dash where never checked. */
+function lastCheck(check: CredentialSummary['lastCheck']): SafeHtml | string {
+  return check ? html`${CHECK_OUTCOMES[check.outcome]}, ${timeOf(check.at)}` : '—';
+}
+
 function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (slug: string) => string): SafeHtml {
   const groups = page.data.map((member) => {
     const span = Math.max(member.credentials.length, 1);
     const head = html`<th scope="rowgroup" rowspan="${span}"><code>${member.externalUserId}</code></th>
 <td rowspan="${span}">${shownDate(member.createdAt)}</td><td rowspan="${span}">${shownDate(member.updatedAt)}</td>`;
     if (member.credentials.length === 0) {
-      return html`<tbody><tr>${head}<td colspan="5" class="muted">No credentials</td>
+      return html`<tbody><tr>${head}<td colspan="7" class="muted">No credentials</td>
 <td class="actions"><form method="get" action="${audienceUrl(server)}/remove">
 <input type="hidden" name="externalUserId" value="${member.externalUserId}">
 <button type="submit" class="secondary" aria-label="Remove end user ${member.externalUserId}">Remove</button>
@@ -44,7 +55,7 @@ function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (
     const rows = member.credentials.map(
       (c, i) => html`<tr>${i === 0 ? head : ''}
 <td>${nameOf(c.provider)}</td><td>${kindLabel(c.type)}</td><td>${statusBadge(c.status)}</td>
-<td>${shownDate(c.connectedAt)}</td><td>${shownDate(c.updatedAt)}</td>
+<td>${shownDate(c.connectedAt)}</td><td>${shownDate(c.updatedAt)}</td><td>${shownDate(c.lastUsedAt)}</td><td>${lastCheck(c.lastCheck)}</td>
 <td class="actions"><form method="get" action="${audienceUrl(server)}/revoke">
 <input type="hidden" name="externalUserId" value="${member.externalUserId}"><input type="hidden" name="provider" value="${c.provider}">
 <button type="submit" class="secondary" aria-label="Revoke the ${nameOf(c.provider)} credential of ${member.externalUserId}">Revoke</button>
@@ -54,7 +65,8 @@ function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (
   });
   return html`<table class="row-headed audience">
 <thead><tr><th scope="col">External user id</th><th scope="col">Added</th><th scope="col">Updated</th><th scope="col">Provider</th><th scope="col">Type</th>
-<th scope="col">Status</th><th scope="col">Connected</th><th scope="col">Credential updated</th><th scope="col">Actions</th></tr></thead>
+<th scope="col">Status</th><th scope="col">Connected</th><th scope="col">Credential updated</th><th scope="col">Last used</th><th scope="col">Last check</th>
+<th scope="col">Actions</th></tr></thead>
 ${groups}
 </table>`;
 }

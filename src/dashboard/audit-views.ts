@@ -64,6 +64,8 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
       return html`Replaced the ${provider(text('provider'))} credential of end user ${text('externalUserId')}`;
     case 'credential.revoked':
       return html`Revoked the ${provider(text('provider'))} credential of end user ${text('externalUserId')}`;
+    case 'credential.checked':
+      return html`Checked the ${provider(text('provider'))} credential of end user ${text('externalUserId')} at the provider: ${text('outcome')}`;
     case 'end_user.removed':
       return html`Removed end user ${text('externalUserId')} from the audience`;
     case 'webhook.added':

@@ -68,6 +68,22 @@ export function textArea(field: FieldBase & { value?: string; rows?: number }): 
   );
 }
 
+/**
+ * One checkbox that turns a setting on or off, its label beside it: checked, the form sends `value`;
+ * unchecked, it sends nothing (so the route reads a missing field as "off").
+ */
+export function checkboxField(field: FieldBase & { value: string; checked: boolean }): SafeHtml {
+  const id = `field-${field.name}`;
+  const error = field.errors?.[field.name];
+  return html`<div class="field check${error ? ' invalid' : ''}">
+<label for="${id}"><input id="${id}" type="checkbox" name="${field.name}" value="${field.value}"${field.checked ? html` checked` : ''}${
+    error ? html` aria-invalid="true"` : ''
+  }${describedBy(id, field.hint, error)}> ${field.label}</label>
+${field.hint ? html`<p class="hint" id="${id}-hint">${field.hint}</p>` : ''}
+${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
+</div>`;
+}
+
 /** A form-level error (one not about a single field), announced to screen readers. */
 export function formError(message: string | null | undefined): SafeHtml | string {
   return message ? html`<p class="error summary" role="alert">${message}</p>` : '';

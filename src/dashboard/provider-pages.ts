@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StaticField } from '../catalog/provider-definition.js';
 import type { ServiceContext } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
-import { addCustomOAuthProvider, addCustomStaticProvider, parseFieldSpec } from '../services/providers/custom-providers.js';
+import { addCustomOAuthProvider, addCustomStaticProvider, type CustomProviderApiInput, parseFieldSpec } from '../services/providers/custom-providers.js';
 import { enableProvider, listServerProviders } from '../services/providers/server-providers.js';
 import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
@@ -37,6 +37,19 @@ const CUSTOM_OAUTH_FIELDS = {
   clientSecret: 'oauthClientSecret',
   scopes: 'oauthScopes',
   tokenAuth: 'tokenAuth',
+  apiBaseUrl: 'oauthApiBaseUrl',
+  apiHosts: 'oauthApiHosts',
+};
+
+/** The custom static form's inputs by the services' field names. */
+const CUSTOM_STATIC_FIELDS = {
+  slug: 'staticSlug',
+  name: 'staticName',
+  fields: 'fields',
+  apiBaseUrl: 'staticApiBaseUrl',
+  apiHosts: 'staticApiHosts',
+  auth: 'auth',
+  verify: 'verify',
 };
 
 /** What a form's action ends in: a refusal (errors, or a problem above the form) or a notice after success. */
@@ -54,8 +67,18 @@ export const CustomOAuthBody = SignedInForm({
   oauthClientSecret: Filled(),
   oauthScopes: Text(),
   tokenAuth: Text(),
+  oauthApiBaseUrl: Text(),
+  oauthApiHosts: Text(),
 });
-export const CustomStaticBody = SignedInForm({ staticSlug: Filled(), staticName: Text(), fields: Text() });
+export const CustomStaticBody = SignedInForm({
+  staticSlug: Filled(),
+  staticName: Text(),
+  fields: Text(),
+  staticApiBaseUrl: Text(),
+  staticApiHosts: Text(),
+  auth: Text(),
+  verify: Text(),
+});
 const PageQuery = Query({ notice: Notice });
 
 /** What each form says of a required field left empty. */
@@ -70,6 +93,16 @@ const LEFT_EMPTY = {
 };
 
 type ServerParams = { serverId: string };
+
+/** The API fields as the service takes them: each empty one left out, the hosts split on commas and line ends. */
+function apiInput(values: { baseUrl?: string; hosts?: string; auth?: string; verify?: string }): CustomProviderApiInput {
+  return {
+    apiBaseUrl: values.baseUrl || undefined,
+    apiHosts: (values.hosts ?? '').split(/[\s,]+/).filter(Boolean),
+    auth: values.auth || undefined,
+    verify: values.verify || undefined,
+  };
+}
 
 /** "a, b c" → ['a', 'b', 'c']; nothing typed → undefined (the provider's defaults). */
 function parseScopes(text: string): string[] | undefined {
@@ -166,6 +199,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
             clientSecret,
             scopes: parseScopes(values.oauthScopes ?? ''),
             tokenAuth: values.tokenAuth || undefined,
+            api: apiInput({ baseUrl: values.oauthApiBaseUrl, hosts: values.oauthApiHosts }),
             actor: userActor(pageContext(request).user.userId),
           });
           return { values, errors: {}, notice: 'provider-added' };
@@ -188,6 +222,10 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
           staticSlug: (body.staticSlug ?? '').trim(),
           staticName: (body.staticName ?? '').trim(),
           fields: (body.fields ?? '').replace(/\r\n?/g, '\n'),
+          staticApiBaseUrl: (body.staticApiBaseUrl ?? '').trim(),
+          staticApiHosts: (body.staticApiHosts ?? '').trim(),
+          auth: (body.auth ?? '').trim(),
+          verify: (body.verify ?? '').trim(),
         };
         const fields: StaticField[] = [];
         const lineErrors: string[] = [];
@@ -210,11 +248,12 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
             slug: values.staticSlug,
             name: values.staticName || undefined,
             fields,
+            api: apiInput({ baseUrl: values.staticApiBaseUrl, hosts: values.staticApiHosts, auth: values.auth, verify: values.verify }),
             actor: userActor(pageContext(request).user.userId),
           });
           return { values, errors, notice: 'provider-added' };
         } catch (error) {
-          const { errors, problem } = refusalOf(error, { slug: 'staticSlug', name: 'staticName', fields: 'fields' });
+          const { errors, problem } = refusalOf(error, CUSTOM_STATIC_FIELDS);
           return { values, errors, problem };
         }
       }),

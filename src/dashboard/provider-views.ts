@@ -29,6 +29,15 @@ function scopesCell(p: EnabledProviderView): SafeHtml {
   return p.defaultScopes ? html`${list} <span class="muted">(defaults)</span>` : html`${list}`;
 }
 
+/** Proxy: the gateway can call its API; Checked: its static credentials are checked when typed (CONTRACT 8.5). */
+function yesOrDash(fact: boolean): SafeHtml {
+  return fact ? html`Yes` : html`<span class="muted">—</span>`;
+}
+
+/** What the legend under the table says the two columns mean. */
+const GATEWAY_LEGEND =
+  'Proxy: calls to the provider’s API can go through Keyward’s gateway with the stored credential. Checked: static credentials are checked with the provider when they are typed.';
+
 function providersTable(providers: EnabledProviderView[]): SafeHtml {
   if (providers.length === 0) {
     return html`<p class="empty">No providers enabled yet. Enable one from the catalog below, or add a custom provider.</p>`;
@@ -41,12 +50,15 @@ function providersTable(providers: EnabledProviderView[]): SafeHtml {
 <td>${p.kind === 'oauth2' ? html`<code>${p.clientId ?? '—'}</code>` : html`<span class="muted">—</span>`}</td>
 <td>${scopesCell(p)}</td>
 <td>${shownDate(p.enabledAt)}</td>
+<td>${yesOrDash(p.proxy)}</td>
+<td>${yesOrDash(p.checked)}</td>
 </tr>`,
   );
   return html`<table class="row-headed">
-<thead><tr><th scope="col">Provider</th><th scope="col">Slug</th><th scope="col">Kind</th><th scope="col">Client ID</th><th scope="col">Scopes</th><th scope="col">Enabled</th></tr></thead>
+<thead><tr><th scope="col">Provider</th><th scope="col">Slug</th><th scope="col">Kind</th><th scope="col">Client ID</th><th scope="col">Scopes</th><th scope="col">Enabled</th><th scope="col">Proxy</th><th scope="col">Checked</th></tr></thead>
 <tbody>${rows}</tbody>
-</table>`;
+</table>
+<p class="muted">${GATEWAY_LEGEND}</p>`;
 }
 
 /** The catalog as one select, each option saying its kind, OAuth providers first. */
@@ -78,6 +90,40 @@ ${textField({ name: 'scopes', label: 'Scopes', value: v.scopes, hint: "OAuth pro
 </section>`;
 }
 
+/**
+ * The provider's API for the gateway (CONTRACT 3 and 8.5), all optional: its base URL and other hosts,
+ * and for a static provider how the values are sent and the request that checks them. Named with the
+ * form's prefix (oauthApiBaseUrl, staticApiBaseUrl…) so each id is unique on the page.
+ */
+function apiFields(prefix: 'oauth' | 'static', v: Record<string, string>, errors: FieldErrors, isStatic: boolean): SafeHtml {
+  const base = `${prefix}ApiBaseUrl`;
+  const hosts = `${prefix}ApiHosts`;
+  return html`<h3>For the gateway</h3>
+<p class="muted">Leave these empty if calls to this provider's API are not to go through Keyward.</p>
+${textField({ name: base, label: 'API base URL', type: 'url', value: v[base], hint: 'Where proxied calls go, e.g. https://api.example.com. Paths are appended to it.', autocomplete: 'off', errors })}
+${textArea({
+  name: hosts,
+  label: 'API hosts',
+  value: v[hosts],
+  rows: 2,
+  hint: 'Other hosts a call may pick with the keyward-base-url header, comma or newline separated; *.example.com matches its subdomains.',
+  errors,
+})}
+${
+  isStatic
+    ? html`${textField({
+        name: 'auth',
+        label: 'Auth',
+        value: v.auth,
+        hint: 'How the values are sent: bearer:apiKey, header:x-api-key:{apiKey}, basic:{user}:{password} or query:key:apiKey (names of the fields above). Needed with an API base URL.',
+        autocomplete: 'off',
+        errors,
+      })}
+${textField({ name: 'verify', label: 'Verify request', value: v.verify, hint: 'One cheap request whose 2xx means the values work, e.g. GET /v1/me.', autocomplete: 'off', errors })}`
+    : ''
+}`;
+}
+
 function customOAuthForm(action: string, csrf: string, refused: RefusedForm | null): SafeHtml {
   const { values: v, errors, problem } = stateOf(refused, 'custom-oauth');
   return html`<section class="panel" aria-labelledby="custom-oauth-title">
@@ -106,6 +152,7 @@ ${selectField({
   ],
   errors,
 })}
+${apiFields('oauth', v, errors, false)}
 <div class="form-actions"><button type="submit">Add OAuth provider</button></div>
 </form>
 </section>`;
@@ -130,6 +177,7 @@ ${textArea({
   hint: 'One field per line as name:Label[:secret][:optional], e.g. apiKey:API key:secret',
   errors,
 })}
+${apiFields('static', v, errors, true)}
 <div class="form-actions"><button type="submit">Add static provider</button></div>
 </form>
 </section>`;

@@ -1,23 +1,26 @@
 /**
  * Servers (CONTRACT 6, issue 4.3): the account's servers and the create form, and one server's Overview
- * tab — its mode, its server key ("Rotate key", with a grace period) and its allowed redirect URIs.
+ * tab — its mode, whether credentials can be read through the API (8.2), its server key ("Rotate key",
+ * with a grace period) and its allowed redirect URIs.
  * A new or rotated key is answered in the POST's own 200 page (never after a redirect), so a later
  * visit cannot show it again; both forms act once, so a reload of that page makes no second server
  * or key.
  */
 
-import type { Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
 import {
   allowRedirectUri,
   createServer,
+  getServer,
   listLiveServerKeys,
   listRedirectUris,
   listServersOfAccount,
   removeRedirectUri,
   rotateServerKey,
   type ServerMode,
+  setSecretsReadable,
   setServerMode,
 } from '../services/servers/servers.js';
 import { userActor } from './actor-names.js';
@@ -32,6 +35,8 @@ import { GRACE_OPTIONS, type OverviewState, overviewPage, type ServerFormState, 
 
 export const CreateServerBody = CreateForm({ name: Text(), mode: Text() });
 export const ModeBody = SignedInForm({ mode: Text() });
+// A checked box sends "true"; an unchecked one sends nothing, which is "off".
+export const SecretsReadableBody = SignedInForm({ readable: Type.Optional(Choice(['true'])) });
 export const RotateKeyBody = CreateForm({ grace: Choice(GRACE_OPTIONS.map((o) => o.value)) });
 export const RedirectUriBody = SignedInForm({ uri: Text() });
 const OverviewQuery = Query({ notice: Notice });
@@ -42,6 +47,9 @@ type Params = { Params: { serverId: string } };
 const NOTICES: Record<string, string> = {
   'mode-changed': 'The mode was changed.',
   'mode-unchanged': 'The server was already in that mode.',
+  'secrets-readable': 'Credentials can be read through the API again.',
+  'secrets-withheld': 'Credentials can no longer be read through the API: the read withholds their secrets.',
+  'secrets-unchanged': 'Nothing was changed.',
   'redirect-added': 'The redirect URI was added.',
   'redirect-removed': 'The redirect URI was removed.',
   'redirect-missing': 'That redirect URI was not on the list.',
@@ -53,8 +61,8 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
   }
 
   async function overview(context: PageContext, server: AccountServer, state?: OverviewState) {
-    const [keys, uris] = await Promise.all([listLiveServerKeys(ctx, server.id), listRedirectUris(ctx, server.id)]);
-    return overviewPage(context, server, keys, uris, state);
+    const [keys, uris, row] = await Promise.all([listLiveServerKeys(ctx, server.id), listRedirectUris(ctx, server.id), getServer(ctx, server.id)]);
+    return overviewPage(context, server, { keys, uris, secretsReadable: row.secrets_readable !== 0 }, state);
   }
 
   scope.get('/servers', async (request, reply) => sendPage(reply, await listPage(pageContext(request))));
@@ -111,6 +119,24 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
     }
     return reply.redirect(`/dashboard/servers/${server.id}?notice=mode-changed`, 303);
   });
+
+  scope.post<Params & { Body: Static<typeof SecretsReadableBody> }>(
+    '/servers/:serverId/secrets-readable',
+    formRoute(SecretsReadableBody),
+    async (request, reply) => {
+      // A box has no text to correct: anything but "true" or nothing is a request our page did not make.
+      refuseMalformed(request);
+      const context = pageContext(request);
+      const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
+      const readable = request.body.readable === 'true';
+      // No change, no audit event: the trail should list only real changes.
+      if (readable === ((await getServer(ctx, server.id)).secrets_readable !== 0)) {
+        return reply.redirect(`/dashboard/servers/${server.id}?notice=secrets-unchanged`, 303);
+      }
+      await setSecretsReadable(ctx, server.id, readable, userActor(context.user.userId));
+      return reply.redirect(`/dashboard/servers/${server.id}?notice=${readable ? 'secrets-readable' : 'secrets-withheld'}`, 303);
+    },
+  );
 
   scope.post<Params & { Body: Static<typeof RotateKeyBody> }>('/servers/:serverId/rotate-key', formRoute(RotateKeyBody), async (request, reply) => {
     const context = pageContext(request);

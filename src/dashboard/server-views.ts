@@ -7,7 +7,7 @@
 import { type AccountServerRow, type LiveServerKey, SERVER_MODES, type ServerMode } from '../services/servers/servers.js';
 import { html, type SafeHtml } from '../web/html.js';
 import { timeOf } from './display-format.js';
-import { type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
+import { checkboxField, type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { type Breadcrumb, csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
 import type { AccountServer } from './server-access.js';
 
@@ -102,13 +102,29 @@ ${selectField({ name: 'mode', label: 'Mode', value: values.mode ?? 'business', o
   });
 }
 
+/** The control's name on the Overview page (CONTRACT 8.2), and what turning it off does, in one line. */
+export const SECRETS_READABLE_LABEL = 'Credentials can be read through the API';
+const SECRETS_READABLE_HINT =
+  'Turned off, GET /v1/end-users/{externalUserId} answers each credential without its secrets ("secretsWithheld": true), and credentials are used only through the gateway’s proxy.';
+
+function secretsBadge(readable: boolean): SafeHtml {
+  return readable ? html`<span class="badge">Readable through the API</span>` : html`<span class="badge">Withheld: write-only</span>`;
+}
+
 export interface OverviewState extends ServerFormState {
   notice?: string | null;
   /** A key to show once: only in the answer to the POST that made it. */
   secret?: { label: string; value: string };
 }
 
-export function overviewPage(context: PageContext, server: AccountServer, keys: LiveServerKey[], uris: string[], state: OverviewState = {}): string {
+/** `secretsReadable`: whether the member read answers credentials with their secrets (CONTRACT 8.2). */
+export function overviewPage(
+  context: PageContext,
+  server: AccountServer,
+  settings: { keys: LiveServerKey[]; uris: string[]; secretsReadable: boolean },
+  state: OverviewState = {},
+): string {
+  const { keys, uris, secretsReadable } = settings;
   const values = state.values ?? {};
   const errors = state.errors ?? {};
   const current = keys.filter((k) => k.expiresAt === null);
@@ -119,6 +135,7 @@ export function overviewPage(context: PageContext, server: AccountServer, keys: 
 <tr><th scope="row">Name</th><td>${server.name}</td></tr>
 <tr><th scope="row">Server ID</th><td><code>${server.id}</code></td></tr>
 <tr><th scope="row">Mode</th><td>${modeBadge(server.mode)}</td></tr>
+<tr><th scope="row">Secrets</th><td>${secretsBadge(secretsReadable)}</td></tr>
 <tr><th scope="row">Created</th><td>${timeOf(server.created_at)}</td></tr>
 </tbody></table></section>`;
 
@@ -126,6 +143,12 @@ export function overviewPage(context: PageContext, server: AccountServer, keys: 
 <form method="post" action="/dashboard/servers/${server.id}/mode" novalidate>${csrfField(context.csrf)}
 ${selectField({ name: 'mode', label: 'Mode', value: server.mode, options: MODE_OPTIONS, hint: MODE_HINT, required: true, errors })}
 <div class="form-actions"><button type="submit" class="secondary">Change mode</button></div>
+</form></section>`;
+
+  const secrets = html`<section class="panel" aria-labelledby="server-secrets"><h2 id="server-secrets">Reading credentials</h2>
+<form method="post" action="/dashboard/servers/${server.id}/secrets-readable" novalidate>${csrfField(context.csrf)}
+${checkboxField({ name: 'readable', value: 'true', label: SECRETS_READABLE_LABEL, checked: secretsReadable, hint: SECRETS_READABLE_HINT, errors })}
+<div class="form-actions"><button type="submit" class="secondary">Save</button></div>
 </form></section>`;
 
   const graceTable = inGrace.length
@@ -173,6 +196,7 @@ ${textField({ name: 'uri', label: 'Redirect URI', type: 'url', value: values.uri
     body: html`${serverTabs(server, 'overview')}
 ${state.secret ? shownOnce(state.secret.label, state.secret.value) : ''}
 <div class="columns">${details}${mode}</div>
+${secrets}
 ${key}
 ${redirects}`,
   });

@@ -63,6 +63,7 @@ const observer: ServiceObserver = {
   // The dispatcher reports only deliveries.
   tokenRefresh: () => undefined,
   authFailure: () => undefined,
+  proxyCall: () => undefined,
 };
 
 async function start(): Promise<() => Promise<void>> {

@@ -32,6 +32,8 @@ export class Metrics implements ServiceObserver {
   readonly #refreshes: Counter<'provider' | 'outcome'>;
   readonly #authFailures: Counter<'code'>;
   readonly #deliveries: Counter<'outcome'>;
+  readonly #proxyCalls: Counter<'provider' | 'status_class'>;
+  readonly #proxyDuration: Histogram<'provider'>;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -66,6 +68,19 @@ export class Metrics implements ServiceObserver {
       labelNames: ['outcome'],
       registers,
     });
+    this.#proxyCalls = new Counter({
+      name: 'keyward_proxy_requests_total',
+      help: "Calls through the gateway's proxy, by catalog provider slug (custom for every custom provider) and the answer's status class.",
+      labelNames: ['provider', 'status_class'],
+      registers,
+    });
+    this.#proxyDuration = new Histogram({
+      name: 'keyward_proxy_request_duration_seconds',
+      help: "Time from a proxied call received to its answer's last byte sent, by catalog provider slug (custom for every custom provider).",
+      labelNames: ['provider'],
+      buckets: [...DURATION_BUCKETS, 30, 60],
+      registers,
+    });
     if (options.store) registerDatabaseMetrics(this.registry, options.store);
     if (options.processDefaults ?? true) collectDefaultMetrics({ register: this.registry });
   }
@@ -86,6 +101,11 @@ export class Metrics implements ServiceObserver {
 
   webhookDelivery(outcome: DeliveryOutcome): void {
     this.#deliveries.inc({ outcome });
+  }
+
+  proxyCall(provider: string, statusClass: string, seconds: number): void {
+    this.#proxyCalls.inc({ provider, status_class: statusClass });
+    this.#proxyDuration.observe({ provider }, seconds);
   }
 
   /** The exposition text of every series, as a scrape gets it. */

@@ -12,6 +12,7 @@ export function lazyOutbound(options: OutboundOptions): OutboundHttp {
     allowPrivateUrls: options.allowPrivateUrls,
     fetch: async (url, init) => (await outbound()).fetch(url, init),
     post: async (url, request) => (await outbound()).post(url, request),
+    stream: async (url, request) => (await outbound()).stream(url, request),
     close: async () => {
       if (made) await (await made).close();
     },

@@ -13,6 +13,8 @@
 
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import { nonPublicAddress, outboundUrlRefusal } from './address-policy.js';
 
@@ -61,6 +63,27 @@ export interface OutboundAnswer {
   header(name: string): string | null;
 }
 
+/**
+ * A call whose answer streams back to whoever asked (the gateway, CONTRACT 8.1): any method, the body
+ * sent as it arrives, the answer's body handed over unread and uncapped (the caller reads or destroys it).
+ */
+export interface OutboundStreamRequest {
+  method: string;
+  headers: OutgoingHttpHeaders;
+  body: Readable | Buffer | null;
+  signal?: AbortSignal;
+  /** How long the endpoint may take to start answering once the request is sent. */
+  headersTimeoutMs: number;
+  /** How long the answer's body may pause between two chunks. */
+  bodyTimeoutMs: number;
+}
+
+export interface OutboundStreamAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
 export interface OutboundHttp {
   readonly allowPrivateUrls: boolean;
   /** fetch() under the policy; answers a global Response whose body is already read (at most the cap). */
@@ -72,6 +95,8 @@ export interface OutboundHttp {
    * delivery about a quarter of its CPU.
    */
   post(url: string, request: OutboundPost): Promise<OutboundAnswer>;
+  /** A streamed call under the same policy (checked at call time, the pinned lookup, no redirect followed), with no cap on the answer. */
+  stream(url: URL, request: OutboundStreamRequest): Promise<OutboundStreamAnswer>;
   close(): Promise<void>;
 }
 
@@ -244,9 +269,30 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
     }
   }
 
+  async function stream(url: URL, request: OutboundStreamRequest): Promise<OutboundStreamAnswer> {
+    refuseUrl(url.href);
+    try {
+      const answer = await agent.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: request.method as Dispatcher.HttpMethod,
+        headers: request.headers as Record<string, string | string[]>,
+        body: request.body,
+        signal: request.signal,
+        headersTimeout: request.headersTimeoutMs,
+        bodyTimeout: request.bodyTimeoutMs,
+      });
+      return { status: answer.statusCode, headers: answer.headers, body: answer.body };
+    } catch (error) {
+      if (UNDICI_TIMEOUTS.has((error as { code?: string }).code ?? '')) throw new OutboundError('timeout', 'the endpoint did not answer in time');
+      throw outboundError(error);
+    }
+  }
+
   return {
     allowPrivateUrls: options.allowPrivateUrls,
     post,
+    stream,
     async fetch(url, init) {
       try {
         return await call(url, init);

@@ -14,6 +14,7 @@ type StaticConnect = Post<'/v1/credentials/static/{providerSlug}/connect'>;
 type ListEndUsers = Get<'/v1/end-users'>;
 type GetEndUser = Get<'/v1/end-users/{externalUserId}'>;
 type RevokeEndUser = Delete<'/v1/end-users/{externalUserId}'>;
+type VerifyEndUser = Post<'/v1/end-users/{externalUserId}/verify'>;
 
 export type StartOAuthBody = Json<OAuthStart['requestBody']>;
 /** A pending OAuth flow: send the end user's browser to `authorizationUrl`. */
@@ -35,6 +36,9 @@ export type Credential = EndUser['credentials'][number];
 
 export type RevokeEndUserQuery = NonNullable<RevokeEndUser['parameters']['query']>;
 export type RevokedEndUser = Json<RevokeEndUser['responses'][200]>;
+
+/** What POST /v1/end-users/{externalUserId}/verify answers: the check of a static credential at its provider. */
+export type CredentialCheck = Json<VerifyEndUser['responses'][200]>;
 
 /** RFC 9457 problem details, as every error from /v1 carries them. */
 export type Problem = components['schemas']['Problem'];

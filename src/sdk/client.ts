@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   ConnectStaticBody,
+  CredentialCheck,
   EndUser,
   EndUserPage,
   EndUserSummary,
@@ -16,7 +17,7 @@ import type {
   StartOAuthBody,
   StaticConnectSession,
 } from './bodies.js';
-import { Transport } from './transport.js';
+import { queryString, Transport } from './transport.js';
 
 export interface KeywardOptions {
   /** Keyward's public URL, as KEYWARD_PUBLIC_URL (`https://keyward.example.com`; a trailing /v1 is fine too). */
@@ -38,6 +39,21 @@ export interface KeywardOptions {
 export interface PostOptions {
   /** Sent as Idempotency-Key; a new random one per call where not given (and kept across its retries). */
   idempotencyKey?: string;
+}
+
+/** A call through the gateway: `path` goes after the provider's API base URL, as written (encode its segments yourself). */
+export interface ProxyRequest {
+  externalUserId: string;
+  provider: string;
+  /** GET unless given. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** `repos/octo/hello/issues`: appended to the provider's apiBaseUrl; a leading "/" is dropped. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined> | URLSearchParams;
+  /** Sent on to the provider (Keyward removes its own and the hop-by-hop ones; `keyward-base-url` picks another API host). */
+  headers?: Record<string, string>;
+  /** A ReadableStream is streamed (and never retried); anything else fetch takes is sent as it is. */
+  body?: BodyInit | null;
 }
 
 /** A path segment: `auth0|a/b` travels as `auth0%7Ca%2Fb`. */
@@ -93,6 +109,33 @@ export class Keyward {
   /** DELETE /v1/end-users/{externalUserId}: revokes one provider's credential, or all of them and the end user. */
   revokeEndUser(externalUserId: string, query: RevokeEndUserQuery = {}): Promise<RevokedEndUser> {
     return this.#transport.send({ method: 'DELETE', path: `/end-users/${segment(externalUserId)}`, query });
+  }
+
+  /**
+   * POST /v1/end-users/{externalUserId}/verify?provider=P: checks the end user's static credential of
+   * that provider at the provider now. `rejected` has turned it to needs_reauth.
+   */
+  verify(input: { externalUserId: string; provider: string }): Promise<CredentialCheck> {
+    // No Idempotency-Key: the route creates nothing, and a retried check only checks again.
+    return this.#transport.send({ method: 'POST', path: `/end-users/${segment(input.externalUserId)}/verify`, query: { provider: input.provider } });
+  }
+
+  /**
+   * `METHOD /v1/end-users/{externalUserId}/proxy/{provider}/{path}`: calls the provider's API with the
+   * end user's credential, which never reaches this process. Answers the provider's own `Response`,
+   * whatever its status (its body streams: read it or cancel it). Keyward's refusals throw KeywardError
+   * (`proxy_target_not_allowed`, `credential_needs_reauth`, `provider_unavailable`, …).
+   */
+  proxy(request: ProxyRequest): Promise<Response> {
+    const path = request.path.replace(/^\/+/, '');
+    const { query } = request;
+    const search = query instanceof URLSearchParams ? (query.size > 0 ? `?${query}` : '') : queryString(query);
+    return this.#transport.open({
+      method: request.method ?? 'GET',
+      target: `/end-users/${segment(request.externalUserId)}/proxy/${segment(request.provider)}/${path}${search}`,
+      headers: { ...request.headers },
+      body: request.body ?? null,
+    });
   }
 
   #post<T>(path: string, body: unknown, options: PostOptions): Promise<T> {

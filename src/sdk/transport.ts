@@ -24,8 +24,8 @@ export interface Call {
   headers?: Record<string, string>;
 }
 
-/** The query string of the defined values only. */
-function search(query: Call['query']): string {
+/** The query string of the defined values only, with its "?" (empty where none). */
+export function queryString(query: Call['query']): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(name, String(value));
   const text = params.toString();
@@ -86,6 +86,22 @@ function failureOf(error: unknown, timeoutMs: number): KeywardError {
   return new KeywardError({ status: null, code: SDK_ERROR_CODES.network, detail: `The request to Keyward failed: ${reason}.` }, { cause: error });
 }
 
+/** A call whose answer is handed back as it streams (the gateway's): its body is the caller's to read. */
+export interface OpenCall {
+  method: string;
+  /** Below /v1, already percent-encoded, with its query string. */
+  target: string;
+  headers: Record<string, string>;
+  body?: BodyInit | null;
+}
+
+/**
+ * Keyward's own refusals that no provider saw (its guard, its rate limit, a node with every proxy slot
+ * taken, the database down): a proxied call refused so may be sent again. A provider's answer, or
+ * Keyward's 502/504 about the provider, never is: the provider may have acted on it.
+ */
+const REFUSED_BEFORE_THE_PROVIDER = new Set(['rate_limited', 'proxy_busy', 'database_unavailable']);
+
 export class Transport {
   readonly #options: TransportOptions;
 
@@ -93,9 +109,48 @@ export class Transport {
     this.#options = options;
   }
 
+  /**
+   * One call answered by a provider through Keyward (`keyward-upstream` on the answer): that answer,
+   * whatever its status, its body unread. Keyward's own refusals throw KeywardError; those made before
+   * any provider saw the call are retried (a body that is a stream only once: it cannot be sent again).
+   * The timeout covers the wait for the answer's headers, not the reading of its body.
+   */
+  async open(call: OpenCall): Promise<Response> {
+    const { baseUrl, accountKey, serverKey, retry, timeoutMs } = this.#options;
+    const url = `${baseUrl}/v1${call.target}`;
+    const headers = { ...call.headers, authorization: `Bearer ${accountKey}`, 'x-service-key': serverKey };
+    const once = call.body instanceof ReadableStream;
+    const attempts = once ? 1 : retry.maxAttempts;
+    for (let attempt = 1; ; attempt++) {
+      const timer = new AbortController();
+      const timeout = setTimeout(() => timer.abort(new DOMException('The answer did not start in time.', 'TimeoutError')), timeoutMs);
+      let response: Response;
+      try {
+        // `duplex` lets a stream be sent as the body (fetch's rule for a request body that streams).
+        response = await this.#options.fetch(url, {
+          method: call.method,
+          headers,
+          body: call.body,
+          signal: timer.signal,
+          ...(once ? { duplex: 'half' } : {}),
+        } as RequestInit);
+      } catch (error) {
+        throw failureOf(timer.signal.aborted ? timer.signal.reason : error, timeoutMs);
+      } finally {
+        clearTimeout(timeout);
+      }
+      if (response.headers.has('keyward-upstream')) return response;
+      const error = await errorOf(response);
+      if (!REFUSED_BEFORE_THE_PROVIDER.has(error.code) || attempt >= attempts) throw error;
+      const asked = retryAfterMs(response.headers.get('retry-after'));
+      if (asked !== null && asked > retry.maxDelayMs) throw error;
+      await sleep(asked ?? backoffMs(attempt, retry.maxDelayMs));
+    }
+  }
+
   async send<T>(call: Call): Promise<T> {
     const { baseUrl, accountKey, serverKey, retry, timeoutMs } = this.#options;
-    const url = `${baseUrl}/v1${call.path}${search(call.query)}`;
+    const url = `${baseUrl}/v1${call.path}${queryString(call.query)}`;
     const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${accountKey}`, 'x-service-key': serverKey, ...call.headers };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     const init = { method: call.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) };

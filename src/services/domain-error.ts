@@ -32,7 +32,7 @@ export const DOMAIN_ERROR_CODES = {
   invalid_cursor: 'the cursor is not one the API returned',
   idempotency_key_reused: 'the Idempotency-Key was used with another request within 24 hours',
   credential_needs_reauth: 'the credential the gateway would use needs the end user to connect again',
-  proxy_not_supported: 'the provider has no API base URL, so no call can be made through the gateway',
+  proxy_not_supported: 'the provider has no API base URL (or, for a check, no verify request), so no call can be made through the gateway',
   proxy_target_not_allowed: "the proxied path, or the base URL picked, would leave the provider's API",
   provider_unavailable: 'the provider could not be reached, or broke off its answer before any byte of it was sent on',
   provider_timeout: 'the provider did not start answering in time',

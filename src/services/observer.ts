@@ -28,4 +28,6 @@ export interface ServiceObserver {
   /** A management request refused by the guard, with the problem code it was answered with (CONTRACT 2.1). */
   authFailure(code: string): void;
   webhookDelivery(outcome: DeliveryOutcome): void;
+  /** One proxied call answered (CONTRACT 8.1), by provider (as tokenRefresh names it), the answer's status class (`2xx`…) and its duration. */
+  proxyCall(provider: string, statusClass: string, seconds: number): void;
 }

@@ -13,7 +13,7 @@ import {
 import type { Connections } from './connections.js';
 import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
-import type { CredentialsTable } from './schema.js';
+import type { CheckOutcome, CredentialsTable } from './schema.js';
 
 export type { PageFilter, PagePosition } from './audience-page-queries.js';
 
@@ -46,13 +46,36 @@ const CREDENTIAL_COLUMNS = [
   'refresh_attempted_at',
   'member_created_at',
   'external_user_id',
+  'last_used_at',
+  'last_check_at',
+  'last_check_outcome',
 ] as const satisfies readonly (keyof CredentialsTable)[];
 type MissingCredentialColumn = Exclude<keyof CredentialsTable, (typeof CREDENTIAL_COLUMNS)[number]>;
 const everyCredentialColumn: [MissingCredentialColumn] extends [never] ? true : never = true;
 void everyCredentialColumn;
 
 /** What the list shows of a credential: never its secret. */
-export type CredentialSummaryRow = Pick<Credential, 'id' | 'provider' | 'type' | 'status' | 'connected_at' | 'updated_at'>;
+export type CredentialSummaryRow = Pick<Credential, (typeof SUMMARY_COLUMNS)[number]>;
+const SUMMARY_COLUMNS = [
+  'id',
+  'provider',
+  'type',
+  'status',
+  'connected_at',
+  'updated_at',
+  'last_used_at',
+  'last_check_at',
+  'last_check_outcome',
+] as const satisfies readonly (keyof CredentialsTable)[];
+
+/** What a check writes (CONTRACT 8.3): its time and outcome, and for a refusal the credential's new state. */
+export interface CheckWrite {
+  at: string;
+  /** Null: nothing could be checked (the background check's stamp, see migration 016). */
+  outcome: CheckOutcome | null;
+  /** A refusal: the credential needs the end user again, with this error (written only where it was active). */
+  rejected?: { errorCode: string; message: string };
+}
 
 /** A new credential; the copies of its member's created_at and external id are taken from the member row itself. */
 export type NewCredentialRow = Omit<Insertable<CredentialsTable>, 'member_created_at' | 'external_user_id'>;
@@ -179,7 +202,7 @@ export class AudienceRepository extends Repository {
     if (memberIds.length === 0) return [];
     return this.db
       .selectFrom('credentials')
-      .select(['id', 'member_id', 'provider', 'type', 'status', 'connected_at', 'updated_at'])
+      .select(['member_id', ...SUMMARY_COLUMNS])
       .where('member_id', 'in', memberIds)
       .orderBy('provider')
       .execute();
@@ -190,7 +213,7 @@ export class AudienceRepository extends Repository {
     return this.db
       .selectFrom('audience_members as m')
       .innerJoin('credentials as c', 'c.member_id', 'm.id')
-      .select(['c.id', 'c.provider', 'c.type', 'c.status', 'c.connected_at', 'c.updated_at'])
+      .select(SUMMARY_COLUMNS.map((column) => `c.${column}` as const))
       .where('m.server_id', '=', serverId)
       .where('m.external_user_id', '=', externalUserId)
       .where('c.provider', '=', provider)
@@ -206,6 +229,37 @@ export class AudienceRepository extends Repository {
 
   async credential(id: string): Promise<Credential | undefined> {
     return this.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /**
+   * Records a use at `at` unless one was recorded after `threshold` (a minute before): one guarded
+   * UPDATE, never read-modify-write, so readers and proxied calls on every node write at most once a
+   * minute between them.
+   */
+  async recordUse(id: string, at: string, threshold: string): Promise<void> {
+    await this.db
+      .updateTable('credentials')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', threshold)]))
+      .execute();
+  }
+
+  /**
+   * Writes a check's time and outcome. A refusal also turns the credential to needs_reauth with its
+   * error, only where it was still active: true when this write made that change (the caller then
+   * sends its event), false otherwise (it was already needs_reauth, or is gone).
+   */
+  async recordCheck(id: string, check: CheckWrite): Promise<boolean> {
+    await this.db.updateTable('credentials').set({ last_check_at: check.at, last_check_outcome: check.outcome }).where('id', '=', id).execute();
+    if (!check.rejected) return false;
+    const turned = await this.db
+      .updateTable('credentials')
+      .set({ status: 'needs_reauth', error_code: check.rejected.errorCode, error_message: check.rejected.message, updated_at: check.at })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    return turned.numUpdatedRows > 0n;
   }
 
   /** Deletes the rows, and with them their secrets (SQLite's secure_delete overwrites them). */

@@ -1,6 +1,7 @@
 /**
- * Background jobs: the leases that let one node at a time run a job (job_leases), and what the
- * background refresh picks (services/oauth/background-refresh.ts). Migration 011 made both.
+ * Background jobs: the leases that let one node at a time run a job (job_leases), what the
+ * background refresh picks (services/oauth/background-refresh.ts; migration 011 made both), and what
+ * the background check picks (services/checks/background-checks.ts; migration 016).
  */
 import { sql } from 'kysely';
 import { Repository } from './repository.js';
@@ -18,6 +19,14 @@ const REFRESHABLE = sql<boolean>`type = 'oauth2' and status = 'active'`;
 export type DuePosition = readonly [dueAt: string, id: string];
 
 export type DueCredential = CredentialRow & { due_at: string };
+
+/**
+ * When an active static credential is next due for a check: its last check, or, never checked, before
+ * any time at all. Written exactly as the index credentials_check_due is.
+ */
+const CHECK_DUE_AT = sql<string>`coalesce(last_check_at, '')`;
+/** That index's condition as literals (see REFRESHABLE). */
+const CHECKABLE = sql<boolean>`type = 'static' and status = 'active'`;
 
 export class JobsRepository extends Repository {
   /**
@@ -64,5 +73,24 @@ export class JobsRepository extends Repository {
 
   dueCredentials(cutoff: string, after: DuePosition | null, limit: number): Promise<DueCredential[]> {
     return this.dueQuery(cutoff, after, limit).execute();
+  }
+
+  /**
+   * The active static credentials last checked at or before `cutoff` (never-checked first), checked
+   * longest ago first, after `after` in that order, at most `limit`: one range of credentials_check_due.
+   */
+  checkDueQuery(cutoff: string, after: DuePosition | null, limit: number) {
+    let query = this.db
+      .selectFrom('credentials')
+      .selectAll()
+      .select(CHECK_DUE_AT.as('due_at'))
+      .where(CHECKABLE)
+      .where(sql<boolean>`${CHECK_DUE_AT} <= ${cutoff}`);
+    if (after) query = query.where(sql<boolean>`${CHECK_DUE_AT} >= ${after[0]} and (${CHECK_DUE_AT} > ${after[0]} or id > ${after[1]})`);
+    return query.orderBy(CHECK_DUE_AT).orderBy('id').limit(limit);
+  }
+
+  checkDueCredentials(cutoff: string, after: DuePosition | null, limit: number): Promise<DueCredential[]> {
+    return this.checkDueQuery(cutoff, after, limit).execute();
   }
 }

@@ -14,6 +14,7 @@ import { accountUsersMigration } from './migrations/012-account-users.js';
 import { retiredMasterKeysMigration } from './migrations/013-retired-master-keys.js';
 import { instanceSecretsMigration } from './migrations/014-instance-secrets.js';
 import { serverSecretsReadableMigration } from './migrations/015-server-secrets-readable.js';
+import { credentialUsageMigration } from './migrations/016-credential-usage.js';
 import type { Store } from './store.js';
 
 /**
@@ -46,6 +47,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '013-retired-master-keys': retiredMasterKeysMigration(store.engine),
     '014-instance-secrets': instanceSecretsMigration(store.engine),
     '015-server-secrets-readable': serverSecretsReadableMigration(store.engine),
+    '016-credential-usage': credentialUsageMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

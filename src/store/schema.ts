@@ -121,7 +121,16 @@ export interface CredentialsTable {
    */
   member_created_at: string;
   external_user_id: string;
+  /** The last read with its secrets or proxied call; written at most once a minute (services/credentials/usage.ts). */
+  last_used_at: string | null;
+  /** The last check of a static credential's values at its provider (CONTRACT 8.3; migration 016). */
+  last_check_at: string | null;
+  /** Null with a last_check_at: the background check found nothing to check with (no verify request). */
+  last_check_outcome: CheckOutcome | null;
 }
+
+/** What a check of a static credential's values came to (CONTRACT 8.3). */
+export type CheckOutcome = 'valid' | 'rejected' | 'unreachable';
 
 export interface ServerProvidersTable {
   server_id: string;

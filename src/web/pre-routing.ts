@@ -57,7 +57,32 @@ interface PreRoutingOptions {
   logger: FastifyBaseLogger;
 }
 
-function undecodable(error: { code?: string }): Problem {
+/** The gateway's route up to the proxied path: `/v1/end-users/{id}/proxy/{provider}/`. */
+const PROXY_PREFIX = /^\/v1\/end-users\/[^/?]+\/proxy\/[^/?]+\//;
+
+/**
+ * Whether the part that could not be decoded is a proxied path (CONTRACT 8.1), the route's own
+ * segments before it decoding well: such a path, an overlong `%c0%ae` among them, is a target the
+ * gateway refuses, and is answered with the gateway's code.
+ */
+function undecodableProxyPath(url: string): boolean {
+  const prefix = PROXY_PREFIX.exec(url)?.[0];
+  if (prefix === undefined) return false;
+  try {
+    decodeURIComponent(prefix);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function undecodable(error: { code?: string }, url: string): Problem {
+  if (error.code !== 'FST_ERR_MAX_PARAM_LENGTH' && undecodableProxyPath(url)) {
+    return new Problem(
+      'proxy_target_not_allowed',
+      "The proxied path is not valid percent-encoded UTF-8 (an overlong encoding such as %c0%ae is not), so it cannot be judged to stay on the provider's API.",
+    );
+  }
   const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
   const message = tooLong ? 'has a segment longer than the 4,096 characters a path parameter may take' : 'is not valid percent-encoded UTF-8';
   const detail = tooLong
@@ -111,7 +136,7 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
 
   async function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) {
     reply.header('x-request-id', request.id);
-    await answer(request, reply, undecodable(error));
+    await answer(request, reply, undecodable(error, request.url));
     request.log.info({ method: request.method, route: '(undecodable path)', statusCode: reply.statusCode }, 'request');
   }
 

@@ -32,6 +32,20 @@ const REQUESTS: RouteRequests = {
   'GET /v1/end-users': { path: '/v1/end-users', ok: { status: 200 } },
   'GET /v1/end-users/:externalUserId': { path: `/v1/end-users/${EXISTING_USER}`, ok: { status: 200 } },
   'DELETE /v1/end-users/:externalUserId': { path: '/v1/end-users/nobody', ok: { status: 404, code: 'end_user_not_found' } },
+  'POST /v1/end-users/:externalUserId/verify': { path: '/v1/end-users/nobody/verify?provider=openai', ok: { status: 404, code: 'end_user_not_found' } },
+  // The gateway (CONTRACT 8.1): every method, with a path and without; nobody's, so no provider is called.
+  ...Object.fromEntries(
+    ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].flatMap((method) => [
+      [
+        `${method} /v1/end-users/:externalUserId/proxy/:provider`,
+        { path: '/v1/end-users/nobody/proxy/openai', ok: { status: 404, code: 'end_user_not_found' } },
+      ],
+      [
+        `${method} /v1/end-users/:externalUserId/proxy/:provider/*`,
+        { path: '/v1/end-users/nobody/proxy/openai/v1/models', ok: { status: 404, code: 'end_user_not_found' } },
+      ],
+    ]),
+  ),
 };
 
 // The routes come from the app itself, read before the suites below are built from them.

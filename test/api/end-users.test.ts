@@ -152,7 +152,7 @@ describe.each(ENGINES)('the audience API on %s', (engine) => {
       expect(u01!.externalUserId).toBe('u01');
       expect(u01!.credentials.map((c) => c.provider)).toEqual(['anthropic', 'openai']);
       for (const credential of u01!.credentials) {
-        expect(Object.keys(credential).sort()).toEqual(['connectedAt', 'id', 'provider', 'status', 'type', 'updatedAt']);
+        expect(Object.keys(credential).sort()).toEqual(['connectedAt', 'id', 'lastCheck', 'lastUsedAt', 'provider', 'status', 'type', 'updatedAt']);
         expect(credential).toMatchObject({ type: 'static', status: 'active', id: expect.stringMatching(/^cred_/) });
       }
       const u06 = (response.json() as Page).data.find((m) => m.externalUserId === 'u06');

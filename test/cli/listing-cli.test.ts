@@ -57,7 +57,23 @@ describe.each(ENGINES)('server list and provider list on %s', (engine) => {
       'acme-client',
       `--client-secret=${CLIENT_SECRETS[1]}`,
     ]);
-    await cliJson(env, ['provider', 'add-static', '--server', production.serverId, '--slug', 'acme-keys', '--field', 'apiKey:API key:secret']);
+    // With an API the gateway can proxy to and a request that checks the key: `proxy` and `checked` in the list.
+    await cliJson(env, [
+      'provider',
+      'add-static',
+      '--server',
+      production.serverId,
+      '--slug',
+      'acme-keys',
+      '--field',
+      'apiKey:API key:secret',
+      '--api-base-url',
+      'https://api.acme.test',
+      '--auth',
+      'bearer:apiKey',
+      '--verify',
+      'GET /v1/me',
+    ]);
   }, SLOW);
   afterAll(async () => {
     await database.drop();
@@ -93,20 +109,30 @@ describe.each(ENGINES)('server list and provider list on %s', (engine) => {
     expect(lines[1]).toMatch(new RegExp(`^${personal.serverId}  "My "own" tools"  personal  service_srv_…${personal.serverKey.slice(-4)}  created \\S+Z$`));
   });
 
-  it('provider list --json: the enabled providers first, then the rest of the catalog, and no secret', { timeout: SLOW }, async () => {
+  it('provider list --json: the enabled providers first, then the rest of the catalog, whether each can be proxied and checked, and no secret', {
+    timeout: SLOW,
+  }, async () => {
     const listed = await cliJson(env, ['provider', 'list', '--server', production.serverId]);
     expect(Object.keys(listed)).toEqual(['providers']);
-    const providers = listed.providers as { slug: string; name: string; kind: string; custom: boolean; enabled: boolean }[];
-    for (const p of providers) expect(Object.keys(p).sort()).toEqual(['custom', 'enabled', 'kind', 'name', 'slug']);
+    const providers = listed.providers as { slug: string; name: string; kind: string; custom: boolean; enabled: boolean; proxy: boolean; checked: boolean }[];
+    for (const p of providers) expect(Object.keys(p).sort()).toEqual(['checked', 'custom', 'enabled', 'kind', 'name', 'proxy', 'slug']);
     expect(providers.slice(0, 4)).toEqual([
-      { slug: 'acme-keys', name: 'acme-keys', kind: 'static', custom: true, enabled: true },
-      { slug: 'acme-oauth', name: 'Acme SSO', kind: 'oauth2', custom: true, enabled: true },
-      { slug: 'github', name: CATALOG.get('github')!.name, kind: 'oauth2', custom: false, enabled: true },
-      { slug: 'openai', name: CATALOG.get('openai')!.name, kind: 'static', custom: false, enabled: true },
+      { slug: 'acme-keys', name: 'acme-keys', kind: 'static', custom: true, enabled: true, proxy: true, checked: true },
+      { slug: 'acme-oauth', name: 'Acme SSO', kind: 'oauth2', custom: true, enabled: true, proxy: false, checked: false },
+      // An OAuth provider is proxied, never checked: only static credentials have a verify request (CONTRACT 8.3).
+      { slug: 'github', name: CATALOG.get('github')!.name, kind: 'oauth2', custom: false, enabled: true, proxy: true, checked: false },
+      { slug: 'openai', name: CATALOG.get('openai')!.name, kind: 'static', custom: false, enabled: true, proxy: true, checked: true },
     ]);
     const rest = providers.slice(4);
     expect(rest.map((p) => p.slug)).toEqual([...CATALOG.keys()].filter((s) => s !== 'github' && s !== 'openai').sort());
-    for (const p of rest) expect(p).toEqual({ slug: p.slug, name: CATALOG.get(p.slug)!.name, kind: CATALOG.get(p.slug)!.kind, custom: false, enabled: false });
+    for (const p of rest) {
+      const entry = CATALOG.get(p.slug)!;
+      const checked = entry.kind === 'static' && entry.api?.verify !== undefined;
+      expect(p).toEqual({ slug: p.slug, name: entry.name, kind: entry.kind, custom: false, enabled: false, proxy: entry.api !== undefined, checked });
+    }
+    // The catalog has both kinds of answer: a static provider without a verify request, and one without an API.
+    expect(rest.some((p) => p.kind === 'static' && p.proxy && !p.checked)).toBe(true);
+    expect(rest.some((p) => !p.proxy)).toBe(true);
 
     // A server with nothing enabled lists the whole catalog, none enabled.
     const bare = await cliJson(env, ['provider', 'list', '--server', personal.serverId]);
@@ -114,7 +140,7 @@ describe.each(ENGINES)('server list and provider list on %s', (engine) => {
     expect((bare.providers as unknown[]).length).toBe(CATALOG.size);
   });
 
-  it('provider list as text names each provider and whether it is enabled, and prints no client secret', { timeout: SLOW }, async () => {
+  it('provider list as text names each provider, whether it is enabled, proxied and checked, and prints no client secret', { timeout: SLOW }, async () => {
     const [text, json] = await Promise.all([
       runCli(env, ['provider', 'list', '--server', production.serverId]),
       runCli(env, ['provider', 'list', '--server', production.serverId, '--json']),
@@ -123,11 +149,11 @@ describe.each(ENGINES)('server list and provider list on %s', (engine) => {
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(CATALOG.size + 2);
     expect(lines.slice(0, 3)).toEqual([
-      'acme-keys  "acme-keys"  static  custom  enabled',
-      'acme-oauth  "Acme SSO"  oauth2  custom  enabled',
-      `github  "${CATALOG.get('github')!.name}"  oauth2  catalog  enabled`,
+      'acme-keys  "acme-keys"  static  custom  enabled  proxy  checked',
+      'acme-oauth  "Acme SSO"  oauth2  custom  enabled  no proxy  not checked',
+      `github  "${CATALOG.get('github')!.name}"  oauth2  catalog  enabled  proxy  not checked`,
     ]);
-    expect(lines.filter((l) => l.endsWith('  not enabled'))).toHaveLength(CATALOG.size - 2);
+    expect(lines.filter((l) => l.includes('  not enabled  '))).toHaveLength(CATALOG.size - 2);
     for (const secret of CLIENT_SECRETS) {
       expect(text.stdout).not.toContain(secret);
       expect(json.stdout).not.toContain(secret);

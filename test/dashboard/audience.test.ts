@@ -77,7 +77,7 @@ describe.each(ENGINES)('a server’s Audience tab on %s', (engine) => {
       .execute();
     const listed = await client.get(page);
     const text = visible(listed.body, ' ');
-    expect(text).toContain('External user id Added Updated Provider Type Status Connected Credential updated Actions');
+    expect(text).toContain('External user id Added Updated Provider Type Status Connected Credential updated Last used Last check Actions');
     expect(text).toMatch(/alice \d{4}-\d\d-\d\d \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC OpenAI Static Active \d{4}-/);
     expect(text).toMatch(/bob \d{4}-\S+ \d\d:\d\d UTC \d{4}-\S+ \d\d:\d\d UTC OpenAI Static Needs re-authorisation \d{4}-/);
     expect(listed.body).toContain('aria-label="Revoke the OpenAI credential of alice">Revoke</button>');

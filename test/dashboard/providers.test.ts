@@ -1,10 +1,12 @@
 /**
  * A server's Providers tab over app.inject: a provider enabled on the page works through the API at
- * once; custom OAuth and static providers are added from their forms; refused forms answer 422 with the
- * error beside the field and keep what was typed except secrets; a client secret never appears in a
- * page; CSRF and other accounts' users change nothing.
+ * once; custom OAuth and static providers are added from their forms, with their API for the gateway;
+ * each provider shows whether it can be proxied and checked (CONTRACT 8.5); refused forms answer 422
+ * with the error beside the field and keep what was typed except secrets; a client secret never
+ * appears in a page; CSRF and other accounts' users change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogProvider } from '../../src/catalog/catalog.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createAccountKey } from '../../src/services/keys/account-keys.js';
 import { createServer } from '../../src/services/servers/servers.js';
@@ -142,6 +144,147 @@ describe.each(ENGINES)('a server’s Providers tab on %s', (engine) => {
     for (const url of [page, `/dashboard/servers/${serverId}`, `/dashboard/servers/${serverId}/audience`, '/dashboard/audit']) {
       expect((await client.get(url)).body).not.toContain('acme-client-secret-5f1e9c');
     }
+  });
+
+  /** The table's row of one provider, as a reader sees it (cells joined by spaces). */
+  const rowOf = (body: string, slug: string) => {
+    const row = [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].find((m) => m[1]!.includes(`<code>${slug}</code>`));
+    return row ? visible(row[1]!, ' ').trim() : null;
+  };
+  const customStatic = (client: DashboardClient, page: string, fields: Record<string, string>) =>
+    client.submit(page, `${page}/custom-static`, {
+      staticSlug: 'acme-crm',
+      staticName: 'Acme CRM',
+      fields: 'apiKey:API key:secret\nregion:Region:optional',
+      staticApiBaseUrl: '',
+      staticApiHosts: '',
+      auth: '',
+      verify: '',
+      ...fields,
+    });
+  const storedApi = async (serverId: string, slug: string) => JSON.parse((await t.ctx.store.providers.customDefinition(serverId, slug))!).api;
+
+  it('shows whether each enabled provider can be proxied (Proxy) and checked (Checked)', async () => {
+    const { client, page } = await newUser();
+    const enabling: Record<string, string>[] = [
+      { provider: 'openai' },
+      { provider: 'mailgun' },
+      { provider: 'github', clientId: 'Iv1.gh', clientSecret: 'gh-secret-1a2b' },
+    ];
+    for (const fields of enabling) {
+      expect((await enable(client, page, fields)).statusCode).toBe(303);
+    }
+    expect((await customOAuth(client, page, {})).statusCode).toBe(303);
+    // The tests' catalog drops every verify request (test-app.ts); this page only lists, so the real one is shown here.
+    const testCatalog = t.ctx.catalog;
+    t.ctx.catalog = catalogProvider;
+    const listed = await client.get(page).finally(() => {
+      t.ctx.catalog = testCatalog;
+    });
+    expect(listed.body).toContain('<th scope="col">Proxy</th><th scope="col">Checked</th></tr></thead>');
+    // OpenAI: an API and a verify request; Mailgun: an API, no verify (an EU key would be refused);
+    // GitHub: OAuth, proxied, never checked; a custom provider without API fields: neither.
+    expect(rowOf(listed.body, 'openai')).toMatch(/ Yes Yes$/);
+    expect(rowOf(listed.body, 'mailgun')).toMatch(/ Yes —$/);
+    expect(rowOf(listed.body, 'github')).toMatch(/ Yes —$/);
+    expect(rowOf(listed.body, 'acme-sso')).toMatch(/ — —$/);
+    expect(visible(listed.body, ' ')).toContain('Proxy: calls to the provider’s API can go through Keyward’s gateway with the stored credential.');
+  });
+
+  it('adds custom providers with their API fields: stored as the CLI stores them, shown as Proxy and Checked', async () => {
+    const { client, page, serverId } = await newUser();
+    const form = await client.get(page);
+    for (const [name, label] of [
+      ['oauthApiBaseUrl', 'API base URL'],
+      ['oauthApiHosts', 'API hosts'],
+      ['staticApiBaseUrl', 'API base URL'],
+      ['staticApiHosts', 'API hosts'],
+      ['auth', 'Auth'],
+      ['verify', 'Verify request'],
+    ]) {
+      expect(form.body).toContain(`<label for="field-${name}">${label} <span class="optional">(optional)</span></label>`);
+    }
+
+    const staticAdded = await customStatic(client, page, {
+      staticApiBaseUrl: 'https://api.acme-crm.example/v2',
+      staticApiHosts: 'eu.acme-crm.example,\r\n*.files.acme-crm.example',
+      auth: 'header:x-api-key:{apiKey}',
+      verify: 'GET /me',
+    });
+    expect(staticAdded.statusCode, staticAdded.body.slice(0, 300)).toBe(303);
+    expect(await storedApi(serverId, 'acme-crm')).toEqual({
+      apiBaseUrl: 'https://api.acme-crm.example/v2',
+      apiHosts: ['eu.acme-crm.example', '*.files.acme-crm.example'],
+      auth: 'header:x-api-key:{apiKey}',
+      verify: 'GET /me',
+    });
+
+    const oauthAdded = await customOAuth(client, page, { oauthApiBaseUrl: 'https://api.acme.example', oauthApiHosts: 'uploads.acme.example' });
+    expect(oauthAdded.statusCode).toBe(303);
+    expect(await storedApi(serverId, 'acme-sso')).toEqual({
+      apiBaseUrl: 'https://api.acme.example',
+      apiHosts: ['uploads.acme.example'],
+    });
+
+    // A static one with an API but no verify request: proxied, not checked.
+    const unchecked = await customStatic(client, page, { staticSlug: 'acme-mail', staticApiBaseUrl: 'https://api.acme-mail.example', auth: 'bearer:apiKey' });
+    expect(unchecked.statusCode).toBe(303);
+
+    const listed = await client.get(page);
+    expect(rowOf(listed.body, 'acme-crm')).toMatch(/^Acme CRM Custom acme-crm Static — — .* Yes Yes$/);
+    expect(rowOf(listed.body, 'acme-sso')).toMatch(/^Acme SSO Custom acme-sso OAuth acme-client-id read write .* Yes —$/);
+    expect(rowOf(listed.body, 'acme-mail')).toMatch(/ Yes —$/);
+  });
+
+  it('refuses bad API fields beside their fields, keeping what was typed, and stores nothing', async () => {
+    const { client, page } = await newUser();
+    const before = await snapshotTables(t.ctx);
+    const refusals: [Record<string, string>, string, string | RegExp][] = [
+      [
+        { staticApiBaseUrl: 'https://api.acme-crm.example', auth: 'bearer {apiKey}' },
+        'auth',
+        'Auth: auth must start with bearer:, header:, basic: or query:, not "bearer {apiKey}".',
+      ],
+      [{ staticApiBaseUrl: 'https://api.acme-crm.example', auth: 'bearer:token' }, 'auth', 'Auth: bearer:FIELD names no field of the provider: "token".'],
+      [{ staticApiBaseUrl: 'https://api.acme-crm.example', auth: 'header:Host:{apiKey}' }, 'auth', 'Auth: header:NAME:TEMPLATE may not set Host.'],
+      [{ staticApiBaseUrl: 'https://api.acme-crm.example' }, 'auth', 'A static provider with an apiBaseUrl needs auth, how its values are sent.'],
+      [
+        { staticApiBaseUrl: 'https://api.acme-crm.example/v2?key=1', auth: 'bearer:apiKey' },
+        'staticApiBaseUrl',
+        'The API base URL may not carry a user, a query or a fragment.',
+      ],
+      [{ staticApiBaseUrl: 'not a url', auth: 'bearer:apiKey' }, 'staticApiBaseUrl', 'The API base URL must be an absolute URL.'],
+      [{ auth: 'bearer:apiKey' }, 'staticApiBaseUrl', 'API hosts, auth and verify need an API base URL.'],
+      [
+        { staticApiBaseUrl: 'https://api.acme-crm.example', auth: 'bearer:apiKey', verify: 'GET /../admin' },
+        'verify',
+        "Verify's path: the path holds a . or .. segment.",
+      ],
+      [
+        { staticApiBaseUrl: 'https://api.acme-crm.example', auth: 'bearer:apiKey', staticApiHosts: '*.example' },
+        'staticApiHosts',
+        /"\*\.example" is not a host/,
+      ],
+    ];
+    for (const [fields, field, message] of refusals) {
+      const refused = await customStatic(client, page, fields);
+      const label = JSON.stringify(fields);
+      expect(refused.statusCode, label).toBe(422);
+      const beside = errorBeside(refused.body, field);
+      if (typeof message === 'string') expect(beside, label).toBe(message);
+      else expect(beside, label).toMatch(message);
+      // Only that field is marked, and what was typed comes back.
+      expect(refused.body.match(/<p class="error" id="field-/g), label).toHaveLength(1);
+      for (const value of Object.values(fields))
+        expect(refused.body, label).toContain(`${value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')}`);
+    }
+    const oauthRefused = await customOAuth(client, page, { oauthApiBaseUrl: 'https://api.acme.example#x' });
+    expect(oauthRefused.statusCode).toBe(422);
+    expect(errorBeside(oauthRefused.body, 'oauthApiBaseUrl')).toMatch(/API base URL/);
+    expect(oauthRefused.body).not.toContain('acme-client-secret-5f1e9c');
+    const oauthHosts = await customOAuth(client, page, { oauthApiHosts: 'uploads.acme.example' });
+    expect(errorBeside(oauthHosts.body, 'oauthApiBaseUrl')).toBe('API hosts, auth and verify need an API base URL.');
+    expect(await snapshotTables(t.ctx)).toEqual(before);
   });
 
   it('refuses a bad slug, an endpoint carrying credentials and bad field specs beside their fields', async () => {

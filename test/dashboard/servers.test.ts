@@ -1,15 +1,17 @@
 /**
  * Servers over app.inject: a server made on the page gets a key shown once that opens the management
- * API; "Rotate key" with and without grace, a mode change and the allowed redirect URIs take effect on
- * the API and the page; refused forms answer 422 beside the field; a missing CSRF token and another
- * account's user change nothing.
+ * API; "Rotate key" with and without grace, a mode change, "Credentials can be read through the API"
+ * (CONTRACT 8.2) and the allowed redirect URIs take effect on the API and the page; refused forms answer
+ * 422 beside the field; a missing CSRF token and another account's user change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createAccountKey } from '../../src/services/keys/account-keys.js';
+import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
 import { listRedirectUris } from '../../src/services/servers/servers.js';
 import { csrfOf, type DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
+import { connectStatic } from '../helpers/hosted-form.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -184,6 +186,81 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
     expect(spoof.body).not.toContain('account is closed');
   });
 
+  it('turns "Credentials can be read through the API" off and on: the read withholds secrets, then gives them back; audited', async () => {
+    const { client, userId, accountKey } = await newUser();
+    const { serverId, serverKey } = await createOnPage(client, 'Write-only');
+    const overview = `${SERVERS}/${serverId}`;
+    // A static provider of the server's own (no check request, so nothing is called) and a member's key for it.
+    await addCustomStaticProvider(t.ctx, {
+      serverId,
+      slug: 'acme-keys',
+      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+      actor: CLI_ACTOR,
+    });
+    const headers = { authorization: `Bearer ${accountKey}`, 'x-service-key': serverKey };
+    const secret = 'acme-key-WRITEONLY-7c1d9e';
+    await connectStatic(t.app, headers, { provider: 'acme-keys', externalUserId: 'member-1', values: { apiKey: secret } });
+    const read = async () => {
+      const response = await t.app.inject({ method: 'GET', url: '/v1/end-users/member-1', headers });
+      expect(response.statusCode).toBe(200);
+      return { body: response.body, credential: response.json().credentials[0] };
+    };
+    expect((await read()).credential).toMatchObject({ provider: 'acme-keys', values: { apiKey: secret } });
+
+    const page = await client.get(overview);
+    expect(page.body).toContain(
+      '<label for="field-readable"><input id="field-readable" type="checkbox" name="readable" value="true" checked aria-describedby="field-readable-hint"> Credentials can be read through the API</label>',
+    );
+    expect(visible(page.body)).toContain('Turned off, GET /v1/end-users/{externalUserId} answers each credential without its secrets');
+    expect(visible(page.body)).toContain('used only through the gateway’s proxy');
+    expect(visible(page.body, ' ')).toContain('Secrets Readable through the API');
+    expect(page.body).toContain('<button type="submit" class="secondary">Save</button>');
+
+    // Unchecked, the box sends nothing: off.
+    const off = await client.submit(overview, `${overview}/secrets-readable`, {});
+    expect(off.statusCode).toBe(303);
+    expect(off.headers.location).toBe(`${overview}?notice=secrets-withheld`);
+    const withheld = await read();
+    expect(withheld.body).not.toContain(secret);
+    expect(withheld.credential).toMatchObject({ provider: 'acme-keys', status: 'active', secretsWithheld: true });
+    expect(withheld.credential).not.toHaveProperty('values');
+    const offPage = await client.get(off.headers.location!);
+    expect(offPage.body).toContain('Credentials can no longer be read through the API: the read withholds their secrets.');
+    expect(offPage.body).toContain('name="readable" value="true" aria-describedby="field-readable-hint">');
+    expect(visible(offPage.body, ' ')).toContain('Secrets Withheld: write-only');
+
+    // Saved again as it is: nothing changes and nothing is audited.
+    const same = await client.submit(overview, `${overview}/secrets-readable`, {});
+    expect(same.headers.location).toBe(`${overview}?notice=secrets-unchanged`);
+
+    t.clock.advance(1);
+    const on = await client.submit(overview, `${overview}/secrets-readable`, { readable: 'true' });
+    expect(on.headers.location).toBe(`${overview}?notice=secrets-readable`);
+    expect((await read()).credential).toMatchObject({ values: { apiKey: secret } });
+    expect((await read()).credential).not.toHaveProperty('secretsWithheld');
+    expect(visible((await client.get(on.headers.location!)).body)).toContain('Credentials can be read through the API again.');
+
+    // A value no checkbox of ours sends is the 400 page, and changes nothing.
+    const odd = await client.submit(overview, `${overview}/secrets-readable`, { readable: 'false' });
+    expect(odd.statusCode).toBe(400);
+    expect((await serverRow(serverId)).secrets_readable).toBe(1);
+
+    const audited = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .select(['action', 'actor', 'detail', 'target_id'])
+      .where('server_id', '=', serverId)
+      .where('action', '=', 'server.secrets_readable_changed')
+      .orderBy('created_at')
+      .execute();
+    expect(audited.map((e) => [e.actor, e.target_id, JSON.parse(e.detail)])).toEqual([
+      [`user:${userId}`, serverId, { from: true, to: false }],
+      [`user:${userId}`, serverId, { from: false, to: true }],
+    ]);
+    const trail = visible((await client.get('/dashboard/audit')).body, ' ');
+    expect(trail).toContain('Made Write-only write-only: credentials can no longer be read through the API');
+    expect(trail).toContain('Let credentials of Write-only be read through the API again');
+  });
+
   it('adds and removes allowed redirect URIs, refusing a bad one beside the field, audited', async () => {
     const { client, userId } = await newUser();
     const { serverId } = await createOnPage(client, 'Redirects');
@@ -250,6 +327,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
       for (const [action, fields] of [
         [SERVERS, { name: 'Sneaky', mode: 'business' }],
         [`${overview}/mode`, { mode: 'personal' }],
+        [`${overview}/secrets-readable`, {}],
         [`${overview}/rotate-key`, { grace: '0' }],
         [`${overview}/redirect-uris`, { uri: 'https://evil.example.test/' }],
         [`${overview}/redirect-uris/remove`, { uri: 'https://kept.example.test/' }],
@@ -285,6 +363,7 @@ describe.each(ENGINES)('Servers pages on %s', (engine) => {
     expect(page.body).not.toContain('Private server');
     for (const [action, fields] of [
       [`${overview}/mode`, { mode: 'personal' }],
+      [`${overview}/secrets-readable`, {}],
       [`${overview}/rotate-key`, { grace: '0' }],
       [`${overview}/redirect-uris`, { uri: 'https://intruder.example.test/' }],
       [`${overview}/redirect-uris/remove`, { uri: 'https://owner.example.test/' }],

@@ -49,10 +49,25 @@ describe.each(ENGINES)('a write-only server on %s', (engine) => {
       for (const secret of [accessToken, refreshToken, API_KEY]) expect(answer.body).not.toContain(secret);
       const after = byProvider(answer.json());
       expect(Object.keys(after[PROVIDER]!).sort()).toEqual(
-        ['connectedAt', 'expiresAt', 'id', 'provider', 'refreshedAt', 'scopes', 'secretsWithheld', 'status', 'type', 'updatedAt'].sort(),
+        [
+          'connectedAt',
+          'expiresAt',
+          'id',
+          'lastCheck',
+          'lastUsedAt',
+          'provider',
+          'refreshedAt',
+          'scopes',
+          'secretsWithheld',
+          'status',
+          'type',
+          'updatedAt',
+        ].sort(),
       );
       expect(after[PROVIDER]).toMatchObject({ type: 'oauth2', status: 'active', secretsWithheld: true, scopes: ['api:read'] });
-      expect(Object.keys(after.openai!).sort()).toEqual(['connectedAt', 'id', 'provider', 'secretsWithheld', 'status', 'type', 'updatedAt'].sort());
+      expect(Object.keys(after.openai!).sort()).toEqual(
+        ['connectedAt', 'id', 'lastCheck', 'lastUsedAt', 'provider', 'secretsWithheld', 'status', 'type', 'updatedAt'].sort(),
+      );
     }
     // Nothing is refreshed for a withheld read, even where the token has expired: the gateway refreshes what it uses.
     const stored = await storedCredential(o, 'u_both');

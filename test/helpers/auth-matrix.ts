@@ -42,8 +42,11 @@ const hex = (char: string, upper: boolean) => {
  * the router keeps as a slash inside a segment (another path, not another spelling).
  */
 export function encodedVariants(route: MatrixRoute): MatrixRoute[] {
-  const [, version, ...rest] = route.path.split('/');
-  const spell = (path: string, how: string): MatrixRoute => ({ ...route, name: `${route.name}, spelled ${path} (${how})`, path });
+  // Only the path is spelled otherwise: a query string (`?provider=…`) is kept as it is.
+  const [path = '', query] = route.path.split('?', 2);
+  const [, version, ...rest] = path.split('/');
+  const search = query === undefined ? '' : `?${query}`;
+  const spell = (spelled: string, how: string): MatrixRoute => ({ ...route, name: `${route.name}, spelled ${spelled} (${how})`, path: spelled + search });
   const firstEscaped = (segment: string) => hex(segment[0]!, false) + segment.slice(1);
   const allEscaped = (segment: string) => [...segment].map((c) => hex(c, true)).join('');
   return [

@@ -18,13 +18,15 @@ export interface CliRun {
 /**
  * The environment of a CLI process: this one's, minus any Keyward setting of the machine, plus
  * `settings`. Private URLs are allowed unless told otherwise: the tests' providers listen on 127.0.0.1.
+ * The background check of static credentials is off unless told: it would send the tests' made-up
+ * keys to the catalog's real providers (an OpenAI key to api.openai.com).
  */
 export function cliEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!name.startsWith('KEYWARD_') && name !== 'NODE_OPTIONS') env[name] = value;
   }
-  return { ...env, KEYWARD_ALLOW_PRIVATE_URLS: 'true', ...settings };
+  return { ...env, KEYWARD_ALLOW_PRIVATE_URLS: 'true', KEYWARD_VERIFY_HOURS: '0', ...settings };
 }
 
 export function newMasterKey(): string {

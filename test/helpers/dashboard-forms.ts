@@ -8,7 +8,7 @@ import { RemoveMemberBody, RevokeCredentialBody } from '../../src/dashboard/audi
 import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
 import { GenerateBody } from '../../src/dashboard/developer-pages.js';
 import { CustomOAuthBody, CustomStaticBody, EnableBody } from '../../src/dashboard/provider-pages.js';
-import { CreateServerBody, ModeBody, RedirectUriBody, RotateKeyBody } from '../../src/dashboard/server-pages.js';
+import { CreateServerBody, ModeBody, RedirectUriBody, RotateKeyBody, SecretsReadableBody } from '../../src/dashboard/server-pages.js';
 import { AddEndpointBody, RotateSecretBody } from '../../src/dashboard/webhook-pages.js';
 
 const BUTTON = 'a button: the CSRF token is all it sends';
@@ -21,6 +21,7 @@ export const DASHBOARD_POSTS: Record<string, TObject | string> = {
   '/dashboard/developer/api-keys/:keyId/revoke': BUTTON,
   '/dashboard/servers': CreateServerBody,
   '/dashboard/servers/:serverId/mode': ModeBody,
+  '/dashboard/servers/:serverId/secrets-readable': SecretsReadableBody,
   '/dashboard/servers/:serverId/rotate-key': RotateKeyBody,
   '/dashboard/servers/:serverId/redirect-uris': RedirectUriBody,
   '/dashboard/servers/:serverId/redirect-uris/remove': RedirectUriBody,

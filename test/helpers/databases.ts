@@ -28,6 +28,7 @@ export const ALL_MIGRATIONS = [
   '013-retired-master-keys',
   '014-instance-secrets',
   '015-server-secrets-readable',
+  '016-credential-usage',
 ];
 
 export interface TestDatabase {

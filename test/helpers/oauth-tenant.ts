@@ -4,7 +4,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { addCustomOAuthProvider } from '../../src/services/providers/custom-providers.js';
+import { addCustomOAuthProvider, type CustomProviderApiInput } from '../../src/services/providers/custom-providers.js';
 import { allowRedirectUri } from '../../src/services/servers/servers.js';
 import type { Engine } from '../../src/store/store.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
@@ -31,7 +31,13 @@ export interface OAuthTenant {
 
 export async function startOAuthTenant(
   engine: Engine,
-  options: TestAppOptions & { clientAuth?: 'basic' | 'post'; accessTokenTtlSeconds?: number; listen?: boolean } = {},
+  options: TestAppOptions & {
+    clientAuth?: 'basic' | 'post';
+    accessTokenTtlSeconds?: number;
+    listen?: boolean;
+    /** The API the gateway proxies `acme` to (CONTRACT 8.5): none unless given. */
+    api?: CustomProviderApiInput;
+  } = {},
 ): Promise<OAuthTenant> {
   const { t, tenant, headers } = await startWithTenant(engine, options);
   // A browser needs Keyward on a real socket, and the callback URL is built on the address it gets.
@@ -52,6 +58,7 @@ export async function startOAuthTenant(
     clientSecret: as.clients[clientAuth].secret,
     scopes: ['api:read'],
     tokenAuth: clientAuth === 'basic' ? 'client_secret_basic' : 'client_secret_post',
+    ...(options.api ? { api: options.api } : {}),
     actor: CLI_ACTOR,
   });
   await allowRedirectUri(t.ctx, tenant.serverId, APP_REDIRECT, CLI_ACTOR);

@@ -1,5 +1,6 @@
 /**
- * Stand-ins for the token endpoints of GitHub, Slack and Notion, whose real servers cannot run here:
+ * Stand-ins for the token endpoints of GitHub, Slack and Notion (and GitHub's REST revocation, Slack's
+ * auth.revoke), whose real servers cannot run here:
  * one node:http server on 127.0.0.1 answering each as its public documentation says, quirks included
  * (GitHub and Slack answer errors with a 200; Slack puts the user's token under `authed_user`).
  * The authorization URLs stay the real ones: a test never follows them, it calls `approve` instead,
@@ -41,6 +42,8 @@ export interface ProviderStandIns {
   issued: IssuedToken[];
   /** When set, /slack/revoke refuses with Slack's 200 `{"ok":false,"error":<this>}` and revokes nothing. */
   slackRevokeError: string | null;
+  /** When set, GitHub's `DELETE /applications/{client_id}/token` answers this status and revokes nothing. */
+  githubRevokeStatus: number | null;
   /** The requests to one path, such as '/github/token'. */
   requestsTo(path: string): RecordedRequest[];
   /** Plays consent at `slug` for an authorization URL Keyward made: mints a single-use code bound to its
@@ -169,6 +172,21 @@ export async function startProviderStandIns(): Promise<ProviderStandIns> {
     return json(res, 200, { ok: true, revoked: true });
   };
 
+  // https://docs.github.com/en/rest/apps/oauth-applications#delete-an-app-token: Basic with the OAuth
+  // app's client id and secret, the token in a JSON body, 204. A REST request without a User-Agent is
+  // refused (403); a token GitHub does not know (or no longer) is 404.
+  const githubRevoke = (clientId: string, req: RecordedRequest, res: ServerResponse) => {
+    if (standIns.githubRevokeStatus) return json(res, standIns.githubRevokeStatus, { message: 'Stand-in failure' });
+    if (!req.headers['user-agent']) return json(res, 403, { message: 'Request forbidden by administrative rules.' });
+    const c = clients.github;
+    if (!req.basic || req.basic.id !== c.id || req.basic.secret !== c.secret || clientId !== c.id) return json(res, 401, { message: 'Bad credentials' });
+    const found = issued.find((t) => t.provider === 'github' && t.token === req.body.access_token && !t.revoked);
+    if (!found) return json(res, 404, { message: 'Not Found' });
+    found.revoked = true;
+    res.writeHead(204);
+    return res.end();
+  };
+
   // https://developers.notion.com/reference/create-a-token: HTTP Basic only.
   const notion = (req: RecordedRequest, res: ServerResponse) => {
     const c = clients.notion;
@@ -198,7 +216,10 @@ export async function startProviderStandIns(): Promise<ProviderStandIns> {
       (recorded) => {
         requests.push(recorded);
         const route = routes[`${recorded.method} ${recorded.path}`];
+        // GitHub's REST API sits at the stand-in's root, as at https://api.github.com.
+        const githubApp = /^\/applications\/([^/]+)\/token$/.exec(recorded.path);
         if (route) route(recorded, res);
+        else if (recorded.method === 'DELETE' && githubApp) githubRevoke(decodeURIComponent(githubApp[1]!), recorded, res);
         else json(res, 404, { error: 'not_found' });
       },
       () => json(res, 400, { error: 'invalid_request' }),
@@ -213,6 +234,7 @@ export async function startProviderStandIns(): Promise<ProviderStandIns> {
     requests,
     issued,
     slackRevokeError: null,
+    githubRevokeStatus: null,
     requestsTo: (path) => requests.filter((r) => r.path === path),
     approve(slug, authorizationUrl) {
       const params = new URL(authorizationUrl).searchParams;
@@ -236,13 +258,19 @@ export async function startProviderStandIns(): Promise<ProviderStandIns> {
 
 /**
  * The real catalog, with only the token endpoints of GitHub, Slack and Notion moved to the stand-ins
- * (and Slack's revocation endpoint; GitHub and Notion have none in the catalog). Pass as TestAppOptions.catalog.
+ * (and Slack's revocation endpoint, and GitHub's REST API, where it revokes; Notion has no revocation
+ * in the catalog). Pass as TestAppOptions.catalog.
  */
 export function catalogWithStandIns(standIns: Pick<ProviderStandIns, 'url'>): (slug: string) => Provider | undefined {
   return (slug) => {
     const provider = catalogProvider(slug);
     if (provider?.kind !== 'oauth2' || !(STAND_IN_SLUGS as readonly string[]).includes(slug)) return provider;
     const { revocationUrl: _real, ...rest } = provider;
-    return { ...rest, tokenUrl: `${standIns.url}/${slug}/token`, ...(slug === 'slack' ? { revocationUrl: `${standIns.url}/slack/revoke` } : {}) };
+    return {
+      ...rest,
+      tokenUrl: `${standIns.url}/${slug}/token`,
+      ...(slug === 'slack' ? { revocationUrl: `${standIns.url}/slack/revoke` } : {}),
+      ...(slug === 'github' && rest.api ? { api: { ...rest.api, apiBaseUrl: standIns.url, apiHosts: [] } } : {}),
+    };
   };
 }

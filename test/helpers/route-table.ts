@@ -7,7 +7,7 @@ import { startTestApp } from './test-app.js';
 
 export interface MatrixRoute {
   name: string;
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   body?: Record<string, unknown>;
   /** What the handler answers a fully valid request with. */

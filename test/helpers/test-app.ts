@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { ProxyLimits } from '../../src/api/proxy.js';
 import { buildApp } from '../../src/app.js';
 import { catalogProvider } from '../../src/catalog/catalog.js';
 import type { Provider } from '../../src/catalog/provider-definition.js';
@@ -26,6 +27,18 @@ import { WEBHOOK_TIMEOUT_MS } from '../../src/services/webhooks/webhook-retry-po
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { type Engine, openStore, parseDatabaseUrl } from '../../src/store/store.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+
+/**
+ * The real catalog without its static providers' `verify` requests: the tests' made-up keys are never
+ * sent to a real provider when a hosted form is completed (CONTRACT 8.3). A test of checks stands in a
+ * provider of its own on 127.0.0.1 (test/gateway/credential-checks.test.ts).
+ */
+export function catalogWithoutChecks(slug: string): Provider | undefined {
+  const provider = catalogProvider(slug);
+  if (provider?.kind !== 'static' || provider.api?.verify === undefined) return provider;
+  const { verify: _real, ...api } = provider.api;
+  return { ...provider, api };
+}
 
 /** A clock that stands still until the test moves it. */
 export class TestClock implements Clock {
@@ -85,6 +98,8 @@ export interface TestAppOptions {
   masterKey?: Buffer;
   /** KEYWARD_OLD_MASTER_KEYS (none unless told). */
   oldMasterKeys?: Buffer[];
+  /** The gateway's limits (the contract's defaults unless told). */
+  proxy?: ProxyLimits;
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -117,7 +132,7 @@ async function openNode(url: string, firstMasterKey: Buffer, clock: TestClock, o
     vault: new Vault(masterKey, oldMasterKeys),
     clock: options.realClock ? { now: () => new Date() } : clock,
     publicUrl: options.publicUrl ?? 'http://keyward.test',
-    catalog: options.catalog ?? catalogProvider,
+    catalog: options.catalog ?? catalogWithoutChecks,
     providerTimeoutMs: options.providerTimeoutMs ?? 5000,
     outbound: createOutbound({
       allowPrivateUrls: options.allowPrivateUrls ?? true,
@@ -145,6 +160,7 @@ async function openNode(url: string, firstMasterKey: Buffer, clock: TestClock, o
     authFailureLimitPerMinute: options.authFailureLimitPerMinute ?? 1_000_000,
     trustProxy: options.trustProxy,
     metrics,
+    proxy: options.proxy,
   });
   await app.ready();
   const webhookOutbound = createOutbound({ allowPrivateUrls: options.allowPrivateUrls ?? true, timeoutMs: WEBHOOK_TIMEOUT_MS });

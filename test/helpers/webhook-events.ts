@@ -66,19 +66,24 @@ export async function outboxRows(ctx: Pick<ServiceContext, 'store'>, externalUse
   return externalUserId === undefined ? rows : rows.filter((row) => JSON.parse(row.payload).data.externalUserId === externalUserId);
 }
 
-/** A member's credential of `provider` as GET /v1/end-users/{id} lists it, without its secrets: what an event describes. */
+/**
+ * A member's credential of `provider` as GET /v1/end-users lists it (no secret): what an event
+ * describes. Read from the list, which records no use: a read with secrets would move lastUsedAt on.
+ */
 export async function listedCredential(app: FastifyInstance, headers: Record<string, string>, externalUserId: string, provider: string) {
-  const response = await app.inject({ method: 'GET', url: `/v1/end-users/${encodeURIComponent(externalUserId)}`, headers });
-  if (response.statusCode !== 200) throw new Error(`the read answered ${response.statusCode}: ${response.body}`);
-  const found = response.json().credentials.find((c: { provider: string }) => c.provider === provider);
+  const response = await app.inject({ method: 'GET', url: '/v1/end-users', query: { prefix: externalUserId, limit: '100' }, headers });
+  if (response.statusCode !== 200) throw new Error(`the list answered ${response.statusCode}: ${response.body}`);
+  const member = response.json().data.find((m: { externalUserId: string }) => m.externalUserId === externalUserId);
+  const found = member?.credentials.find((c: { provider: string }) => c.provider === provider);
   if (!found) throw new Error(`${externalUserId} has no ${provider} credential`);
-  const { id, type, status, connectedAt, updatedAt } = found;
-  return { id, provider, type, status, connectedAt, updatedAt } as {
+  return found as {
     id: string;
     provider: string;
     type: string;
     status: string;
     connectedAt: string;
     updatedAt: string;
+    lastUsedAt: string | null;
+    lastCheck: { at: string; outcome: string } | null;
   };
 }

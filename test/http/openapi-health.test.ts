@@ -18,9 +18,15 @@ describe.each(ENGINES)('/openapi.json and /healthz on %s', (engine) => {
       '/v1/credentials/static/{providerSlug}/connect',
       '/v1/end-users',
       '/v1/end-users/{externalUserId}',
+      '/v1/end-users/{externalUserId}/proxy/{provider}/{path}',
+      '/v1/end-users/{externalUserId}/verify',
       '/v1/oauth/{provider}/start',
     ]);
     expect(Object.keys(doc.paths['/v1/end-users/{externalUserId}']).sort()).toEqual(['delete', 'get']);
+    // The gateway: every method, its path a named parameter rather than the router's wildcard.
+    const proxy = doc.paths['/v1/end-users/{externalUserId}/proxy/{provider}/{path}'];
+    expect(Object.keys(proxy).sort()).toEqual(['delete', 'get', 'patch', 'post', 'put']);
+    expect(proxy.get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:externalUserId', 'path:provider', 'path:path']);
     const connect = doc.paths['/v1/credentials/static/{providerSlug}/connect'].post;
     // The body schema is the one the route validates with, unknown fields refused.
     const body = connect.requestBody.content['application/json'].schema;

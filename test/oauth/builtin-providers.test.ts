@@ -1,8 +1,8 @@
 /**
  * The built-in GitHub, Slack and Notion entries of the catalog, each with its real authorization URL
  * and its token endpoint answered by a stand-in that behaves as the provider's public docs say. What
- * is checked is each provider's quirk: GitHub's comma-separated scopes, 200-with-error answers and
- * tokens that never expire; Slack's user_scope and authed_user token; Notion's owner=user and HTTP Basic.
+ * is checked is each provider's quirk: GitHub's comma-separated scopes, 200-with-error answers,
+ * tokens that never expire and revocation through its REST API; Slack's user_scope and authed_user token; Notion's owner=user and HTTP Basic.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,6 +121,9 @@ describe.each(ENGINES)('built-in OAuth providers against stand-ins of their toke
       // GitHub answers "read:user,user:email": commas, not RFC 6749's spaces.
       scopes: ['read:user', 'user:email'],
       refreshedAt: null,
+      // This read is the token's first use; it was never checked (only static credentials are).
+      lastUsedAt: now,
+      lastCheck: null,
     });
 
     // A year on, a reader wanting an hour of validity still gets the same token and nothing asks GitHub.
@@ -134,10 +137,11 @@ describe.each(ENGINES)('built-in OAuth providers against stand-ins of their toke
     expect(deleted.statusCode).toBe(200);
     expect(deleted.json()).toEqual({
       externalUserId: 'gh-user',
-      revoked: [{ id: stored.id, provider: 'github', revokedAt: t.clock.now().toISOString(), providerRevocation: 'not_supported' }],
+      revoked: [{ id: stored.id, provider: 'github', revokedAt: t.clock.now().toISOString(), providerRevocation: 'succeeded' }],
     });
-    // No RFC 7009 endpoint in the catalog, so nothing was sent anywhere.
-    expect(s.requests.length).toBe(seen + 1);
+    // No RFC 7009 endpoint: GitHub's REST API was asked instead (test/oauth/github-revocation.test.ts has the details).
+    expect(s.requests.slice(seen + 1).map((r) => `${r.method} ${r.path}`)).toEqual([`DELETE /applications/${s.clients.github.id}/token`]);
+    expect(s.issued.find((i) => i.token === stored.accessToken)?.revoked).toBe(true);
     expect(await t.ctx.store.db.selectFrom('credentials').select('id').where('provider', '=', 'github').execute()).toEqual([]);
   });
 

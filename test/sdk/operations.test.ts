@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EndUserSummary, Keyward, KeywardError } from '../../src/sdk/index.js';
 import { connectStatic, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';
 import { APP_REDIRECT, type OAuthTenant, PROVIDER, startOAuthTenant } from '../helpers/oauth-tenant.js';
+import { addKeyApiProvider, KEY_API, startProviderApi } from '../helpers/provider-api-stand-in.js';
 
 const OAUTH_USER = 'auth0|a/b ü';
 const openaiKey = (id: string) => `sk-proj-${id}-openaiopenaiopenaiopenai`;
@@ -133,5 +134,30 @@ describe('revokeEndUser', () => {
     const gone = await keyward.getEndUser(OAUTH_USER).catch((error: unknown) => error);
     expect(gone).toBeInstanceOf(KeywardError);
     expect(gone).toMatchObject({ status: 404, code: 'end_user_not_found' });
+  });
+});
+
+describe('verify', () => {
+  it("checks a static credential at its provider's API, and says which refusal the service answered", async () => {
+    const api = await startProviderApi();
+    try {
+      await addKeyApiProvider(o.t.ctx, o.tenant.serverId, api);
+      const form = await keyward.connectStatic(KEY_API.slug, { externalUserId: 'u_verify' });
+      expect((await postHostedForm(o.t.app, await openHostedForm(o.t.app, form.url), { apiKey: 'kk_sdk_key', account: 'acct-1' })).statusCode).toBe(200);
+
+      const valid = await keyward.verify({ externalUserId: 'u_verify', provider: KEY_API.slug });
+      expect(valid).toEqual({ provider: KEY_API.slug, outcome: 'valid', at: o.t.clock.now().toISOString() });
+      expect(api.requests.at(-1)!.headers.authorization).toBe('Bearer kk_sdk_key');
+
+      api.answer = () => 403;
+      expect(await keyward.verify({ externalUserId: 'u_verify', provider: KEY_API.slug })).toMatchObject({ outcome: 'rejected' });
+      const [credential] = (await keyward.getEndUser('u_verify')).credentials;
+      expect(credential).toMatchObject({ status: 'needs_reauth', error: { code: 'credential_rejected' }, lastCheck: { outcome: 'rejected' } });
+
+      const refused = await keyward.verify({ externalUserId: 'nobody', provider: KEY_API.slug }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ status: 404, code: 'end_user_not_found' });
+    } finally {
+      await api.close();
+    }
   });
 });

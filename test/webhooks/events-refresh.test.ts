@@ -77,6 +77,7 @@ describe.each(ENGINES)('refresh events on %s', (engine) => {
     const seen = refreshCounts(o);
     o.as.tokenEndpoint = 'unavailable';
     o.t.clock.advance(1);
+    const firstReadAt = o.t.clock.now().toISOString();
     const first = await o.read('u_outage', 300);
     expect(first.error).toEqual(REFRESH_FAILED);
     // The stored credential is unchanged: the event describes it as it is.
@@ -96,8 +97,10 @@ describe.each(ENGINES)('refresh events on %s', (engine) => {
     expect(healed.error).toBeUndefined();
     expect(seen()).toEqual({ requests: 3, grants: 1 });
     const after = await listed('u_outage');
-    expect(after).toEqual({ ...before, updatedAt: o.t.clock.now().toISOString() });
-    const recovered = event('credential.recovered', 'u_outage', { credential: after });
+    // Each read handed the token out: a use, written at most once a minute (the first read's, then this one's).
+    expect(after).toEqual({ ...before, updatedAt: o.t.clock.now().toISOString(), lastUsedAt: o.t.clock.now().toISOString() });
+    // The event describes the credential as its refresh left it, before this read's use was written.
+    const recovered = event('credential.recovered', 'u_outage', { credential: { ...after, lastUsedAt: firstReadAt } });
     expect(await refreshEvents('u_outage')).toEqual([failed, recovered]);
 
     // Recovered, the next outage is a new streak: its first failure is told again.

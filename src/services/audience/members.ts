@@ -5,12 +5,13 @@ import type { CredentialSummaryRow, MemberWithCredentials } from '../../store/au
 import { recordAudit } from '../audit/audit.js';
 import type { Actor, ServiceContext } from '../context.js';
 import { openCredentialSecret } from '../credentials/credentials.js';
+import { noteUse } from '../credentials/usage.js';
 import { DomainError } from '../domain-error.js';
 import { oauthClientSettings } from '../oauth/client-settings.js';
 import { revokeAtProvider } from '../oauth/provider-revocation.js';
 import { type ReadCredential, readFresh } from '../oauth/token-refresh.js';
 import type { ProviderRevocation } from '../webhooks/webhook-events.js';
-import { recordRevocations } from '../webhooks/webhook-events.js';
+import { lastCheckOf, recordRevocations } from '../webhooks/webhook-events.js';
 
 export interface CredentialSummary {
   id: string;
@@ -19,6 +20,10 @@ export interface CredentialSummary {
   status: 'active' | 'needs_reauth';
   connectedAt: string;
   updatedAt: string;
+  /** The last read with its secrets or proxied call, to the minute (CONTRACT 8.4). */
+  lastUsedAt: string | null;
+  /** The last check of a static credential's values (CONTRACT 8.3); null where never checked. */
+  lastCheck: { at: string; outcome: 'valid' | 'rejected' | 'unreachable' } | null;
 }
 
 export interface CredentialWithSecrets extends CredentialSummary {
@@ -47,7 +52,16 @@ export interface AudienceMemberPage {
 }
 
 function summary(row: CredentialSummaryRow): CredentialSummary {
-  return { id: row.id, provider: row.provider, type: row.type, status: row.status, connectedAt: row.connected_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    provider: row.provider,
+    type: row.type,
+    status: row.status,
+    connectedAt: row.connected_at,
+    updatedAt: row.updated_at,
+    lastUsedAt: row.last_used_at,
+    lastCheck: lastCheckOf(row),
+  };
 }
 
 const cursorMac = (ctx: ServiceContext, payload: string) => ctx.vault.mac(`cursor|${payload}`).slice(0, 22);
@@ -124,16 +138,34 @@ function notFound(): DomainError {
   });
 }
 
-function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): CredentialWithSecrets {
+/**
+ * A credential as the read answers it. Its secrets only while it is active: a credential that needs
+ * the end user again (a refused refresh, or static values its provider refused: CONTRACT 8.3) answers
+ * its error instead, and handing nothing out is no use of it.
+ */
+async function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): Promise<CredentialWithSecrets> {
+  if (row.type === 'static') {
+    if (row.status !== 'active') return { ...summary(row), ...storedError(row) };
+    const secret = openCredentialSecret(ctx, row);
+    if (secret.type !== 'static') throw new Error('a static credential holds OAuth tokens');
+    return { ...summary(row), lastUsedAt: await noteUse(ctx, row), values: secret.values };
+  }
   const secret = openCredentialSecret(ctx, row);
-  if (secret.type === 'static') return { ...summary(row), values: secret.values };
+  if (secret.type !== 'oauth2') throw new Error('an OAuth credential holds static values');
   const credential = oauthDetails(row);
   if (row.status === 'active') {
     credential.accessToken = secret.accessToken;
     credential.tokenType = secret.tokenType;
+    credential.lastUsedAt = await noteUse(ctx, row);
   }
   if (!credential.error && failure) credential.error = failure;
   return credential;
+}
+
+/** Why a credential needs the end user again, as stored (refresh_rejected, credential_rejected); nothing where it is active. */
+function storedError(row: ReadCredential['row']): Pick<CredentialWithSecrets, 'error'> {
+  if (row.status !== 'needs_reauth' || !row.error_code) return {};
+  return { error: { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) } };
 }
 
 /** An OAuth credential as stored beside its secrets: its expiry, scopes and last refresh, and why it needs the end user again. */
@@ -143,16 +175,14 @@ function oauthDetails(row: ReadCredential['row']): CredentialWithSecrets {
     expiresAt: row.access_expires_at,
     scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : [],
     refreshedAt: row.refreshed_at,
+    ...storedError(row),
   };
-  if (row.status === 'needs_reauth' && row.error_code) {
-    credential.error = { code: row.error_code, ...(row.error_message ? { message: row.error_message } : {}) };
-  }
   return credential;
 }
 
 /** A credential as a write-only server's read answers it: what is stored beside the secrets, and that they were withheld. */
 function withheld(row: ReadCredential['row']): CredentialWithSecrets {
-  return { ...(row.type === 'oauth2' ? oauthDetails(row) : summary(row)), secretsWithheld: true };
+  return { ...(row.type === 'oauth2' ? oauthDetails(row) : { ...summary(row), ...storedError(row) }), secretsWithheld: true };
 }
 
 /** The member read (store/audience-repository.ts), and when it began: a refresh attempt after that is its answer too. */
@@ -187,7 +217,7 @@ export async function openMember(
     externalUserId,
     createdAt: member.created_at,
     updatedAt: member.updated_at,
-    credentials: read.filter((r) => r !== undefined).map((r) => withSecrets(ctx, r)),
+    credentials: await Promise.all(read.filter((r) => r !== undefined).map((r) => withSecrets(ctx, r))),
   };
 }
 

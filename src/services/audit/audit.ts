@@ -15,6 +15,7 @@ export type AuditAction =
   | 'credential.connected'
   | 'credential.replaced'
   | 'credential.revoked'
+  | 'credential.checked'
   | 'end_user.removed'
   | 'webhook.added'
   | 'webhook.removed'

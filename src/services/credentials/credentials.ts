@@ -36,6 +36,8 @@ export interface NewCredential {
    * one; only tests and benchmarks store credentials directly, without a flow or a form.
    */
   origin?: { flowId: string } | { sessionId: string };
+  /** The check the hosted form made of the values before storing them (CONTRACT 8.3), where the provider has one. */
+  lastCheck?: { at: string; outcome: 'valid' | 'unreachable' };
 }
 
 export interface StoredCredential {
@@ -98,6 +100,9 @@ async function writeCredential(ctx: ServiceContext, input: NewCredential): Promi
     refresh_lease_until: null,
     refresh_lease_holder: null,
     refresh_attempted_at: null,
+    last_used_at: null,
+    last_check_at: input.lastCheck?.at ?? null,
+    last_check_outcome: input.lastCheck?.outcome ?? null,
   });
   await recordAudit(ctx, {
     accountId: input.accountId,
@@ -115,6 +120,9 @@ async function writeCredential(ctx: ServiceContext, input: NewCredential): Promi
     status: 'active' as const,
     connected_at: input.now,
     updated_at: input.now,
+    last_used_at: null,
+    last_check_at: input.lastCheck?.at ?? null,
+    last_check_outcome: input.lastCheck?.outcome ?? null,
   };
   await recordEvent(ctx, {
     type: 'credential.connected',

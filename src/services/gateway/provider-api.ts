@@ -55,7 +55,7 @@ export function providerApiRefusal(
 ): { field: ProviderApiField; reason: string } | null {
   const refused = (field: ProviderApiField, reason: string) => ({ field, reason });
   const baseRefusal = baseUrlRefusal(api.apiBaseUrl, allowHttp);
-  if (baseRefusal) return refused('apiBaseUrl', `apiBaseUrl ${baseRefusal}`);
+  if (baseRefusal) return refused('apiBaseUrl', `the API base URL ${baseRefusal}`);
   for (const host of api.apiHosts ?? []) {
     if (!HOST_PATTERN.test(host)) return refused('apiHosts', `apiHosts: "${host}" is not a host (name[:port], or *.name)`);
   }

@@ -218,10 +218,23 @@ function storedFailure(row: CredentialRow): RefreshFailure | null {
  * Undefined when it was revoked while this read waited. `since` is when the read began: a refresh
  * attempt that ended after it, made by any reader on any node, is this read's answer too.
  */
-export async function readFresh(ctx: ServiceContext, row: CredentialRow, minValiditySeconds: number, since: string): Promise<ReadCredential | undefined> {
+export function readFresh(ctx: ServiceContext, row: CredentialRow, minValiditySeconds: number, since: string): Promise<ReadCredential | undefined> {
+  return refreshWhere(ctx, row, since, (current) => isDue(current, ctx.clock.now(), minValiditySeconds));
+}
+
+/**
+ * The credential after the provider refused its access token (a proxied call answered 401, CONTRACT
+ * 8.1): refreshed whatever its expiry says, under the same single flight and cooldown as a read, where
+ * `since` is when the refusal arrived (an attempt that ended after it, on any node, is its answer).
+ */
+export function readRefreshedAfterRefusal(ctx: ServiceContext, row: CredentialRow, since: string): Promise<ReadCredential | undefined> {
+  return refreshWhere(ctx, row, since, (current) => current.type === 'oauth2' && current.status === 'active');
+}
+
+async function refreshWhere(ctx: ServiceContext, row: CredentialRow, since: string, due: (row: CredentialRow) => boolean): Promise<ReadCredential | undefined> {
   let current: CredentialRow | undefined = row;
   for (let attempt = 0; attempt < 3 && current; attempt++) {
-    if (!isDue(current, ctx.clock.now(), minValiditySeconds)) return { row: current, failure: null };
+    if (!due(current)) return { row: current, failure: null };
     // Without a refresh token (GitHub's, say) there is nothing to do but serve what is stored.
     if (!hasRefreshToken(ctx, current)) return { row: current, failure: null };
     if (attemptStands(ctx, current, since)) {

@@ -4,7 +4,7 @@
  * client, its secret sealed).
  */
 
-import type { Provider } from '../../catalog/provider-definition.js';
+import { checkable, type Provider, proxiable } from '../../catalog/provider-definition.js';
 import { iso } from '../../primitives/clock.js';
 import { recordAudit } from '../audit/audit.js';
 import type { Actor, ServiceContext } from '../context.js';
@@ -24,12 +24,16 @@ export function clientSecretAad(serverId: string, slug: string): string {
   return `server_providers|${serverId}|${slug}`;
 }
 
+/** A provider of the catalog (no I/O) or one of the server's own; null where neither has that slug. */
+export async function findProviderDefinition(ctx: ServiceContext, serverId: string, slug: string): Promise<Provider | null> {
+  const provider = ctx.catalog(slug);
+  if (provider) return provider;
+  const definition = await ctx.store.providers.customDefinition(serverId, slug);
+  return definition ? (JSON.parse(definition) as Provider) : null;
+}
+
 export async function findServerProvider(ctx: ServiceContext, serverId: string, slug: string): Promise<ServerProvider | null> {
-  let provider: Provider | undefined = ctx.catalog(slug);
-  if (!provider) {
-    const definition = await ctx.store.providers.customDefinition(serverId, slug);
-    if (definition) provider = JSON.parse(definition) as Provider;
-  }
+  const provider = await findProviderDefinition(ctx, serverId, slug);
   if (!provider) return null;
   const enabled = await ctx.store.providers.findEnabled(serverId, slug);
   return {
@@ -119,6 +123,9 @@ export interface EnabledProviderView {
   /** True where `scopes` are a catalog provider's defaults (a custom provider's defaults are the ones typed for it). */
   defaultScopes: boolean;
   enabledAt: string;
+  /** The gateway can proxy calls to it (an API base URL), and check its static credentials (a `verify` request). */
+  proxy: boolean;
+  checked: boolean;
 }
 
 /**
@@ -142,6 +149,8 @@ export async function listServerProviders(ctx: ServiceContext, serverId: string)
         scopes: own ?? (provider.kind === 'oauth2' ? provider.defaultScopes : []),
         defaultScopes: own === null && !custom,
         enabledAt: row.enabled_at,
+        proxy: proxiable(provider),
+        checked: checkable(provider),
       },
     ];
   });

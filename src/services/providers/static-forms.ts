@@ -9,8 +9,9 @@ import { sha256Hex } from '../../primitives/digest.js';
 import { newId } from '../../primitives/ids.js';
 import { isToken, newToken } from '../../primitives/random-tokens.js';
 import type { ServiceContext } from '../context.js';
-import { storeCredential } from '../credentials/credentials.js';
+import { type NewCredential, storeCredential } from '../credentials/credentials.js';
 import { DomainError } from '../domain-error.js';
+import { checkValues } from '../gateway/credential-check.js';
 import { getServer, isRedirectUriAllowed } from '../servers/servers.js';
 import { isWellFormedText } from '../well-formed.js';
 import { findServerProvider } from './server-providers.js';
@@ -143,6 +144,21 @@ export function fieldError(field: StaticField, value: string): string | null {
   return null;
 }
 
+/** What came of a submission whose fields passed: stored, the form gone meanwhile, or values the provider refused. */
+export type FormSubmission = { completed: boolean } | { completed: false; refusedWithStatus: number };
+
+/**
+ * Checks the typed values at the provider where it has a verify request (CONTRACT 8.3), then stores
+ * them. The check runs before any transaction opens: the provider may take up to its 10 s. Values the
+ * provider refuses (401, 403) are not stored and the form stays open for another try; any other
+ * answer stores them, with the check's outcome.
+ */
+export async function submitForm(ctx: ServiceContext, form: Extract<OpenForm, { state: 'open' }>, values: Record<string, string>): Promise<FormSubmission> {
+  const check = await checkValues(ctx, form.provider, values);
+  if (check?.outcome === 'rejected') return { completed: false, refusedWithStatus: check.status ?? 401 };
+  return completeForm(ctx, form, values, check ? { at: check.at, outcome: check.outcome === 'valid' ? 'valid' : 'unreachable' } : undefined);
+}
+
 /**
  * Stores the typed values and uses the form up, in one transaction. The guarded UPDATE is what makes
  * the form single-use: of two simultaneous submissions, only one finds it still pending.
@@ -151,6 +167,7 @@ export async function completeForm(
   ctx: ServiceContext,
   form: Extract<OpenForm, { state: 'open' }>,
   values: Record<string, string>,
+  lastCheck?: NewCredential['lastCheck'],
 ): Promise<{ completed: boolean }> {
   const now = iso(ctx.clock.now());
   return ctx.store.transaction(async () => {
@@ -164,6 +181,7 @@ export async function completeForm(
       actor: `end_user:${form.id}`,
       now,
       origin: { sessionId: form.id },
+      lastCheck,
     });
     await ctx.store.flows.linkFormSessionCredential(form.id, credentialId);
     return { completed: true };

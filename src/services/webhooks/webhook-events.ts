@@ -7,7 +7,7 @@
  */
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
-import type { CredentialRow } from '../../store/schema.js';
+import type { CheckOutcome, CredentialRow } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 
 export const WEBHOOK_EVENT_TYPES = [
@@ -36,6 +36,8 @@ export interface EventCredential {
   status: 'active' | 'needs_reauth' | 'revoked';
   connectedAt: string;
   updatedAt: string;
+  lastUsedAt: string | null;
+  lastCheck: { at: string; outcome: CheckOutcome } | null;
 }
 
 export interface WebhookEvent {
@@ -48,10 +50,28 @@ export interface WebhookEvent {
 }
 
 export function eventCredential(
-  row: Pick<CredentialRow, 'id' | 'provider' | 'type' | 'status' | 'connected_at' | 'updated_at'>,
+  row: Pick<CredentialRow, 'id' | 'provider' | 'type' | 'status' | 'connected_at' | 'updated_at' | 'last_used_at' | 'last_check_at' | 'last_check_outcome'>,
   status: EventCredential['status'] = row.status,
 ): EventCredential {
-  return { id: row.id, provider: row.provider, type: row.type, status, connectedAt: row.connected_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    provider: row.provider,
+    type: row.type,
+    status,
+    connectedAt: row.connected_at,
+    updatedAt: row.updated_at,
+    lastUsedAt: row.last_used_at,
+    lastCheck: lastCheckOf(row),
+  };
+}
+
+/**
+ * A credential's last check as the API, the dashboard and events show it (CONTRACT 8.3 and 8.4): null
+ * where it was never checked, or only stamped by the background check with nothing to check with.
+ * Declared here with the event, so the webhooks depend on no other domain's services.
+ */
+export function lastCheckOf(row: Pick<CredentialRow, 'last_check_at' | 'last_check_outcome'>): EventCredential['lastCheck'] {
+  return row.last_check_at !== null && row.last_check_outcome !== null ? { at: row.last_check_at, outcome: row.last_check_outcome } : null;
 }
 
 /** The body sent, byte for byte: what the signature covers. */

@@ -1,0 +1,128 @@
+/**
+ * `GET|POST|PUT|PATCH|DELETE /v1/end-users/{externalUserId}/proxy/{provider}/{path}` (CONTRACT 8.1):
+ * the member's credential used on the provider's API, the caller never holding it. Behind the same
+ * guard and rate limit as every /v1 route; the member read returns the auth version, as the member
+ * read's does, so the keys are confirmed by it before anything is called.
+ *
+ * Bodies stream both ways: this route has no body parser (the caller's body is piped to the provider
+ * through a limit), and the answer is passed on as the caller reads it. What Keyward itself refuses is
+ * problem+json without `keyward-upstream`; everything the provider says is passed on with it.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { readMember } from '../services/audience/members.js';
+import type { ServiceContext } from '../services/context.js';
+import type { ByteCount } from '../services/gateway/read-ahead.js';
+import { readAhead } from '../services/gateway/read-ahead.js';
+import { type ProxyBody, prepareProxyCall, REPLAYABLE_BODY_BYTES } from '../services/proxy/proxy-call.js';
+import { Problem } from '../web/problem.js';
+import { type ApiInstance, authOf } from './api-instance.js';
+import type { GuardHook } from './guard-hook.js';
+import { type BodyLimit, declaredLength, hasBody, limitedBody } from './proxy-body.js';
+import { ExternalUserId, GUARD_STATUSES, problemResponses } from './schemas.js';
+
+/** The gateway's limits on one node (KEYWARD_PROXY_MAX_BODY_MB, _TIMEOUT_SECONDS, _MAX_IN_FLIGHT). */
+export interface ProxyLimits {
+  maxBodyBytes: number;
+  timeoutMs: number;
+  maxInFlight: number;
+}
+
+export const DEFAULT_PROXY_LIMITS: ProxyLimits = { maxBodyBytes: 10 * 1024 * 1024, timeoutMs: 30_000, maxInFlight: 256 };
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** `/end-users/{id}/proxy/{provider}` is 5 segments after the prefix's: the path is what follows them. */
+const SEGMENTS_BEFORE_PATH = 6;
+
+/** The raw path after `/proxy/{provider}/` and the raw query, as the caller sent them (the router's copies are decoded). */
+function rawTarget(url: string): { rawPath: string; rawQuery: string } {
+  const question = url.indexOf('?');
+  const path = question < 0 ? url : url.slice(0, question);
+  return { rawPath: path.split('/').slice(SEGMENTS_BEFORE_PATH).join('/'), rawQuery: question < 0 ? '' : url.slice(question + 1) };
+}
+
+/** The status class a metric is labelled with: `2xx` … `5xx`. */
+const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
+
+export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: GuardHook, limits: ProxyLimits) {
+  let inFlight = 0;
+  const tooLarge = () =>
+    new Problem('payload_too_large', `The request body is over ${limits.maxBodyBytes / (1024 * 1024)} MiB, the most the gateway forwards.`);
+
+  const handler = async (request: FastifyRequest<{ Params: { externalUserId: string; provider: string } }>, reply: FastifyReply) => {
+    const { provider } = request.params;
+    if (inFlight >= limits.maxInFlight) {
+      throw new Problem('proxy_busy', `This node has ${limits.maxInFlight} proxied calls in flight. Retry in a second.`, { headers: { 'retry-after': '1' } });
+    }
+    inFlight++;
+    const started = performance.now();
+    const caller = new AbortController();
+    const received: ByteCount = { bytes: 0 };
+    let body: BodyLimit | null = null;
+    let upstream = '';
+    reply.raw.once('close', () => {
+      inFlight--;
+      // The caller went away before the answer ended: the provider's request (or answer) is closed too.
+      if (!reply.raw.writableFinished) caller.abort();
+      const status = reply.statusCode;
+      const seconds = (performance.now() - started) / 1000;
+      ctx.observer?.proxyCall(ctx.catalog(provider) ? provider : 'custom', statusClass(status), seconds);
+      // Never the path, its query, a header value or a body: they carry the end user's data.
+      request.log.info(
+        { proxy: { provider, upstream, method: request.method, status, ms: Math.round(seconds * 1000), bytesIn: body?.bytes ?? 0, bytesOut: received.bytes } },
+        'proxied call',
+      );
+    });
+
+    const read = await readMember(ctx, authOf(request).serverId, request.params.externalUserId);
+    await guard.confirm(request, read.authVersion);
+    const declared = declaredLength(request.raw);
+    if (declared !== null && declared > limits.maxBodyBytes) {
+      reply.header('connection', 'close');
+      throw tooLarge();
+    }
+    // Sent twice, Node joins the values into one, which is no base URL: refused as any other.
+    const pickedBaseUrl = request.headers['keyward-base-url'] as string | undefined;
+    const call = await prepareProxyCall(ctx, read, { provider, ...rawTarget(request.url), pickedBaseUrl });
+    body = hasBody(request.raw) ? limitedBody(request.raw, limits.maxBodyBytes) : null;
+    try {
+      // OAuth's body is read ahead (up to 1 MiB) so the call can be sent again after a refresh.
+      const sent: ProxyBody = body === null ? null : call.wantsReplayableBody ? await readAhead(body, REPLAYABLE_BODY_BYTES) : { stream: body };
+      const answer = await call.send(request.method, request.headers, sent, request.id, {
+        timeouts: { headersMs: limits.timeoutMs, bodyMs: limits.timeoutMs },
+        signal: caller.signal,
+        received,
+      });
+      upstream = answer.upstreamHost;
+      reply.code(answer.status).headers(answer.headers);
+      return reply.send('whole' in answer.body ? answer.body.whole : answer.body.stream);
+    } catch (error) {
+      if (body?.exceeded) {
+        // The rest of the caller's body is never read: the connection ends with the answer.
+        reply.header('connection', 'close');
+        throw tooLarge();
+      }
+      throw error;
+    }
+  };
+
+  const url = '/end-users/:externalUserId/proxy/:provider';
+  guard.leaveVersionToHandler(`${app.prefix}${url}`, METHODS);
+  guard.leaveVersionToHandler(`${app.prefix}${url}/*`, METHODS);
+  app.register(async (scope) => {
+    // Every body, of any type, is the provider's: nothing here parses it (the handler pipes it on).
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    const schema = {
+      summary: "Call the provider's API with an end user's credential",
+      description:
+        "Keyward calls `{apiBaseUrl}/{path}?{query}` with the member's active credential of `{provider}` and streams the answer back unchanged, with `keyward-upstream`. Request and answer bodies are the provider's.",
+      tags: ['gateway'],
+      params: Type.Object({ externalUserId: ExternalUserId, provider: Type.String() }),
+      response: problemResponses(...GUARD_STATUSES, 409, 413, 422, 502, 504),
+    };
+    // Documented once, with its path named (app.ts's OpenAPI transform); the route without a path is the same call on the base URL.
+    scope.route({ method: [...METHODS], url, exposeHeadRoute: false, schema: { ...schema, hide: true }, handler });
+    scope.route({ method: [...METHODS], url: `${url}/*`, exposeHeadRoute: false, schema, handler });
+  });
+}

@@ -1,0 +1,326 @@
+/**
+ * The proxy (CONTRACT 8.1) with a static credential, on both engines, against a stand-in provider API
+ * on 127.0.0.1 that records what it receives: every method with a body and a query; what is added and
+ * what never arrives (no key, no cookie); the answer passed on with `keyward-upstream`; Keyward's own
+ * refusals as problem+json without it; 3xx not followed; 500 passed on; a reset before any byte; a
+ * timeout; the body limit, declared and chunked; the in-flight limit; the log line and the metrics.
+ */
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { catalogProvider } from '../../src/catalog/catalog.js';
+import type { Provider } from '../../src/catalog/provider-definition.js';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
+import { setSecretsReadable } from '../../src/services/servers/servers.js';
+import { type ApiStandIn, startApiStandIn } from '../helpers/api-stand-in.js';
+import { ENGINES } from '../helpers/databases.js';
+import { connectStatic } from '../helpers/hosted-form.js';
+import { expectProblem } from '../helpers/problem-assertions.js';
+import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+
+const API_KEY = 'sk_live_PROXIEDabcdefghijklmnop0123456789';
+const SESSION_COOKIE = 'keyward_session=dashboard-session-value-0123456789';
+const LIMITS = { maxBodyBytes: 1024 * 1024, timeoutMs: 1500, maxInFlight: 2 };
+
+describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
+  let t: TestApp;
+  let tenant: Tenant;
+  let headers: Record<string, string>;
+  let api: ApiStandIn;
+  let host: string;
+  /** Keyward on a real socket: the paths of these tests must reach it exactly as written (inject would normalise `..`). */
+  let keyward: string;
+
+  beforeAll(async () => {
+    api = await startApiStandIn();
+    host = new URL(api.url).host;
+    ({ t, tenant, headers } = await startWithTenant(engine, { metrics: true, proxy: LIMITS }));
+    await addCustomStaticProvider(t.ctx, {
+      serverId: tenant.serverId,
+      slug: 'ledger',
+      name: 'Ledger',
+      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+      api: { apiBaseUrl: `${api.url}/base/v2`, apiHosts: [`localhost:${new URL(api.url).port}`], auth: 'bearer:apiKey' },
+      actor: CLI_ACTOR,
+    });
+    await addCustomStaticProvider(t.ctx, {
+      serverId: tenant.serverId,
+      slug: 'no-api',
+      fields: [{ name: 'token', label: 'Token', secret: true, required: true }],
+      actor: CLI_ACTOR,
+    });
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_1', values: { apiKey: API_KEY } });
+    await connectStatic(t.app, headers, { provider: 'no-api', externalUserId: 'u_1', values: { token: 'tok-0123456789' } });
+    keyward = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+    await api?.close();
+  });
+  beforeEach(() => api.reset());
+
+  /** A request sent as written, over a socket; a body given as chunks goes chunked (no length declared). */
+  const onTheWire = (method: string, path: string, chunks?: Buffer[]) =>
+    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; json: Record<string, unknown> }>((resolve, reject) => {
+      const { port } = new URL(keyward);
+      const sent = httpRequest({ host: '127.0.0.1', port, method, path, headers: { ...headers, 'content-type': 'application/octet-stream' } }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => parts.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: JSON.parse(Buffer.concat(parts).toString() || '{}') }));
+      });
+      // Keyward may answer 413 and close before the whole body is written.
+      sent.on('error', (error) =>
+        (error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error),
+      );
+      for (const chunk of chunks ?? []) sent.write(chunk);
+      sent.end();
+    });
+
+  const proxy = (method: string, path: string, extra: { headers?: Record<string, string>; payload?: string | Buffer } = {}) =>
+    t.app.inject({ method: method as 'GET', url: `/v1/end-users/u_1/proxy/${path}`, headers: { ...headers, ...extra.headers }, payload: extra.payload });
+
+  it('calls every method with its body and query, adds the credential, and never passes on a key or a cookie', async () => {
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      const body = method === 'GET' ? undefined : JSON.stringify({ method, note: 'héllo' });
+      const answer = await proxy(method, 'ledger/charges/ch%201?limit=3&q=a%2Bb&q=c', {
+        headers: {
+          cookie: SESSION_COOKIE,
+          'content-type': 'application/json',
+          'idempotency-key': `idem-${method}`,
+          'x-custom': 'kept',
+          'x-forwarded-for': '10.0.0.1',
+          'keyward-note': 'mine',
+          forwarded: 'for=10.0.0.1',
+        },
+        payload: body,
+      });
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(answer.headers['keyward-upstream']).toBe(host);
+      expect(answer.headers['x-request-id']).toMatch(/^req_/);
+      expect(answer.headers['x-upstream-own']).toBe('yes');
+      expect(answer.headers['set-cookie']).toBeUndefined();
+      expect(answer.json()).toEqual({ method, target: '/base/v2/charges/ch%201?limit=3&q=a%2Bb&q=c', bytes: body ? Buffer.byteLength(body) : 0 });
+      const got = api.received.at(-1)!;
+      expect(got.method).toBe(method);
+      expect(got.body.toString('utf8')).toBe(body ?? '');
+      expect(got.headers.authorization).toBe(`Bearer ${API_KEY}`);
+      expect(got.headers['idempotency-key']).toBe(`idem-${method}`);
+      expect(got.headers['x-custom']).toBe('kept');
+      expect(got.headers.host).toBe(host);
+      for (const gone of ['cookie', 'x-service-key', 'x-forwarded-for', 'keyward-note', 'forwarded']) expect(got.headers).not.toHaveProperty(gone);
+    }
+    // Every byte every request carried, scanned for the caller's keys and its session cookie.
+    const everything = api.received.map((r) => `${r.target}\n${r.rawHeaders.join('\n')}\n${r.body.toString('latin1')}`).join('\n');
+    for (const secret of ['service_acct_', 'service_srv_', tenant.accountKey, tenant.serverKey, 'dashboard-session-value']) {
+      expect(everything).not.toContain(secret);
+    }
+  });
+
+  it("records the call as the credential's use, at most once a minute", async () => {
+    const lastUsed = async () => {
+      const list = (await t.app.inject({ method: 'GET', url: '/v1/end-users?provider=ledger', headers })).json();
+      return list.data[0].credentials.find((c: { provider: string }) => c.provider === 'ledger').lastUsedAt as string | null;
+    };
+    t.clock.advance(120);
+    expect((await proxy('GET', 'ledger/x')).statusCode).toBe(200);
+    const first = await lastUsed();
+    expect(first).toBe(t.clock.now().toISOString());
+    t.clock.advance(30);
+    await proxy('GET', 'ledger/x');
+    expect(await lastUsed()).toBe(first);
+    t.clock.advance(31);
+    await proxy('GET', 'ledger/x');
+    expect(await lastUsed()).toBe(t.clock.now().toISOString());
+  });
+
+  it('calls the base URL itself for an empty path, and another allowed host picked with keyward-base-url', async () => {
+    expect((await proxy('GET', 'ledger')).json()).toMatchObject({ target: '/base/v2/' });
+    expect((await proxy('GET', 'ledger/')).json()).toMatchObject({ target: '/base/v2/' });
+    const picked = await proxy('GET', 'ledger/ping', { headers: { 'keyward-base-url': `http://localhost:${new URL(api.url).port}/other` } });
+    expect(picked.statusCode).toBe(200);
+    expect(picked.headers['keyward-upstream']).toBe(`localhost:${new URL(api.url).port}`);
+    expect(picked.json()).toMatchObject({ target: '/other/ping' });
+  });
+
+  it("refuses, as its own problem and without calling the provider, a path or base URL that leaves the provider's API", async () => {
+    for (const path of [
+      '..',
+      'a/../b',
+      '.',
+      '%2e%2e/x',
+      'a%2fb',
+      'a%5cb',
+      'a\\b',
+      'a//b',
+      '//evil.example/x',
+      '@evil.example',
+      'https:%2f%2fevil.example',
+      '%c0%ae%c0%ae/x',
+    ]) {
+      const answer = await onTheWire('GET', `/v1/end-users/u_1/proxy/ledger/${path}`);
+      expect([answer.status, answer.json.code, answer.headers['keyward-upstream']], path).toEqual([400, 'proxy_target_not_allowed', undefined]);
+    }
+    expectProblem(await proxy('GET', 'ledger/x', { headers: { 'keyward-base-url': 'http://evil.example/' } }), 400, 'proxy_target_not_allowed');
+    expect(api.received).toHaveLength(0);
+  });
+
+  it('answers its own refusals: no such member, no credential of the provider, a provider without an API', async () => {
+    expectProblem(await t.app.inject({ method: 'GET', url: '/v1/end-users/nobody/proxy/ledger/x', headers }), 404, 'end_user_not_found');
+    expectProblem(await proxy('GET', 'openai/v1/models'), 404, 'credential_not_found');
+    expectProblem(await proxy('GET', 'no-api/x'), 422, 'proxy_not_supported');
+    expectProblem(
+      await t.app.inject({ method: 'GET', url: '/v1/end-users/u_1/proxy/ledger/x', headers: { authorization: headers.authorization! } }),
+      401,
+      'service_key_missing',
+    );
+    expect(api.received).toHaveLength(0);
+  });
+
+  it("passes on the provider's 500 and its 3xx (not followed), with keyward-upstream", async () => {
+    api.answer = (_r, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('upstream broke');
+    };
+    const failed = await proxy('GET', 'ledger/x');
+    expect([failed.statusCode, failed.body, failed.headers['keyward-upstream']]).toEqual([500, 'upstream broke', host]);
+    api.answer = (_r, res) => {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' });
+      res.end();
+    };
+    const moved = await proxy('GET', 'ledger/x');
+    expect([moved.statusCode, moved.headers.location, moved.headers['keyward-upstream']]).toEqual([302, 'http://169.254.169.254/latest/meta-data', host]);
+    expect(api.received).toHaveLength(2);
+  });
+
+  it('answers 502 for a provider that breaks off before any byte, and 504 for one that does not answer in time', async () => {
+    api.answer = (_r, _res, req) => {
+      req.socket.destroy();
+    };
+    expectProblem(await proxy('GET', 'ledger/x'), 502, 'provider_unavailable');
+    api.answer = (_r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.flushHeaders();
+      setTimeout(() => res.socket?.destroy(), 20);
+    };
+    const cut = await proxy('GET', 'ledger/x');
+    expectProblem(cut, 502, 'provider_unavailable');
+    expect(cut.headers['keyward-upstream']).toBeUndefined();
+    api.answer = () => undefined;
+    const started = Date.now();
+    expectProblem(await proxy('GET', 'ledger/slow'), 504, 'provider_timeout');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(LIMITS.timeoutMs - 50);
+  });
+
+  it("ends the caller's answer short when the provider breaks off after its first 64 KiB, already passed on", async () => {
+    api.answer = (_r, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(1024 * 1024) });
+      res.write(Buffer.alloc(256 * 1024, 'z'), () => setTimeout(() => res.socket?.destroy(), 50));
+    };
+    const outcome = await new Promise<{ status: number; bytes: number; aborted: boolean }>((resolve) => {
+      const { port } = new URL(keyward);
+      httpRequest({ host: '127.0.0.1', port, path: '/v1/end-users/u_1/proxy/ledger/big', headers }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.byteLength;
+        });
+        res.on('error', () => undefined);
+        res.on('close', () => resolve({ status: res.statusCode!, bytes, aborted: !res.complete }));
+      }).end();
+    });
+    expect(outcome.status).toBe(200);
+    expect(outcome.aborted).toBe(true);
+    expect(outcome.bytes).toBeGreaterThan(64 * 1024);
+    expect(outcome.bytes).toBeLessThan(1024 * 1024);
+  });
+
+  it('refuses a body over the limit, declared or found while streaming, and aborts the provider’s request', async () => {
+    const big = Buffer.alloc(LIMITS.maxBodyBytes + 1, 'a');
+    const declared = await proxy('POST', 'ledger/upload', { headers: { 'content-type': 'application/octet-stream' }, payload: big });
+    expectProblem(declared, 413, 'payload_too_large');
+    expect(api.received).toHaveLength(0);
+    const chunks = Array.from({ length: 40 }, () => Buffer.alloc(32 * 1024, 'b'));
+    const chunked = await onTheWire('POST', '/v1/end-users/u_1/proxy/ledger/upload', chunks);
+    expect([chunked.status, chunked.json.code, chunked.headers.connection]).toEqual([413, 'payload_too_large', 'close']);
+    // The provider's request was sent as it came, and cut off past the limit.
+    await until(() => api.open === 0);
+    const cut = api.received.at(-1)!;
+    expect([cut.headers['transfer-encoding'], cut.aborted]).toEqual(['chunked', true]);
+    expect(cut.body.byteLength).toBeLessThanOrEqual(LIMITS.maxBodyBytes);
+  });
+
+  it('answers 503 proxy_busy with Retry-After past the calls in flight a node allows', async () => {
+    const held: (() => void)[] = [];
+    api.answer = (_r, res) => {
+      held.push(() => res.end('{}'));
+    };
+    const first = [proxy('GET', 'ledger/a'), proxy('GET', 'ledger/b')];
+    await until(() => api.open === 2);
+    const busy = await proxy('GET', 'ledger/c');
+    expectProblem(busy, 503, 'proxy_busy');
+    expect(busy.headers['retry-after']).toBe('1');
+    for (const release of held) release();
+    expect((await Promise.all(first)).map((r) => r.statusCode)).toEqual([200, 200]);
+    api.reset();
+    expect((await proxy('GET', 'ledger/d')).statusCode).toBe(200);
+  });
+
+  it('works for a write-only server, whose read withholds the secret', async () => {
+    await setSecretsReadable(t.ctx, tenant.serverId, false, CLI_ACTOR);
+    try {
+      const read = await t.app.inject({ method: 'GET', url: '/v1/end-users/u_1', headers });
+      expect(read.body).not.toContain(API_KEY);
+      const answer = await proxy('GET', 'ledger/x');
+      expect(answer.statusCode).toBe(200);
+      expect(api.received.at(-1)!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    } finally {
+      await setSecretsReadable(t.ctx, tenant.serverId, true, CLI_ACTOR);
+    }
+  });
+
+  it('writes one log line a call without its query, headers or body, and counts it in the metrics', async () => {
+    t.logs.length = 0;
+    await proxy('POST', 'ledger/x?secret_query=Q123', { headers: { 'content-type': 'text/plain' }, payload: 'body-text-456' });
+    const lines = t.logs.filter((line) => line.includes('"proxied call"'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!).proxy).toMatchObject({ provider: 'ledger', upstream: host, method: 'POST', status: 200, bytesIn: 13 });
+    for (const secret of ['Q123', 'body-text-456', API_KEY, tenant.accountKey, tenant.serverKey]) expect(t.logs.join('\n')).not.toContain(secret);
+    const text = await t.metrics!.text();
+    expect(text).toMatch(/keyward_proxy_requests_total\{provider="custom",status_class="2xx"\} [1-9]/);
+    expect(text).toMatch(/keyward_proxy_requests_total\{provider="custom",status_class="4xx"\} [1-9]/);
+    expect(text).toContain('keyward_proxy_request_duration_seconds_bucket');
+    expect(text).not.toContain('ledger');
+  });
+});
+
+describe.each(ENGINES)('the proxy under the strict address policy on %s', (engine) => {
+  it('refuses, per call and pinned, a provider name that resolves to a private address: 502, nothing sent', async () => {
+    const api = await startApiStandIn();
+    const openai = catalogProvider('openai')!;
+    // The catalog's OpenAI, its API at a public-looking name that resolves to the stand-in on 127.0.0.1.
+    const standIn = { ...openai, api: { ...openai.api!, apiBaseUrl: `https://api.stand-in.example:${new URL(api.url).port}` } } as Provider;
+    const { t, headers } = await startWithTenant(engine, {
+      allowPrivateUrls: false,
+      catalog: (slug) => (slug === 'openai' ? standIn : catalogProvider(slug)),
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
+    try {
+      await connectStatic(t.app, headers, { externalUserId: 'u_strict', values: { apiKey: 'sk-proj-STRICTabcdefghijklmnopqrstuvwx' } });
+      const answer = await t.app.inject({ method: 'GET', url: '/v1/end-users/u_strict/proxy/openai/v1/models', headers });
+      expectProblem(answer, 502, 'provider_unavailable');
+      // Refused by the pinned lookup, not a failed connection: the detail says so, without the address.
+      expect(answer.json().detail).toBe('The provider could not be reached: its address is not allowed.');
+      expect(api.received).toHaveLength(0);
+    } finally {
+      await t.close();
+      await api.close();
+    }
+  });
+});
+
+async function until(done: () => boolean, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
