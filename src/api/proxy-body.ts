@@ -39,9 +39,18 @@ export function declaredLength(request: IncomingMessage): number | null {
   return value === undefined ? null : Number(value);
 }
 
-/** The caller's body piped through a limit; the caller's stream is left paused (not destroyed) when the limit stops it, so a 413 can still be answered. */
+/**
+ * The caller's body piped through a limit. The caller's stream is left paused (not destroyed) when the
+ * limit stops it, so a 413 can still be answered; a caller that breaks off its body (or whose
+ * connection times out) ends the limit with an error, which pipe() alone would not pass on, and
+ * whoever reads the limit would wait for ever.
+ */
 export function limitedBody(request: IncomingMessage, max: number): BodyLimit {
   const limit = new BodyLimit(max);
   request.pipe(limit);
+  request.once('error', (error) => limit.destroy(error));
+  request.once('close', () => {
+    if (!request.complete) limit.destroy(new Error('the caller broke off its request body'));
+  });
   return limit;
 }

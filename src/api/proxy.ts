@@ -1,8 +1,9 @@
 /**
  * `GET|POST|PUT|PATCH|DELETE /v1/end-users/{externalUserId}/proxy/{provider}/{path}` (CONTRACT 8.1):
  * the member's credential used on the provider's API, the caller never holding it. Behind the same
- * guard and rate limit as every /v1 route; the member read returns the auth version, as the member
- * read's does, so the keys are confirmed by it before anything is called.
+ * guard and rate limit as every /v1 route; the handler's member read returns the auth version (as
+ * the member read of GET /v1/end-users/{id} does), so the keys are confirmed by it before anything is
+ * called.
  *
  * Bodies stream both ways: this route has no body parser (the caller's body is piped to the provider
  * through a limit), and the answer is passed on as the caller reads it. What Keyward itself refuses is
@@ -13,9 +14,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { readMember } from '../services/audience/members.js';
 import type { ServiceContext } from '../services/context.js';
 import type { ByteCount } from '../services/gateway/read-ahead.js';
-import { readAhead } from '../services/gateway/read-ahead.js';
-import { type ProxyBody, prepareProxyCall, REPLAYABLE_BODY_BYTES } from '../services/proxy/proxy-call.js';
+import { observedProvider } from '../services/observer.js';
+import { prepareProxyCall } from '../services/proxy/proxy-call.js';
 import { Problem } from '../web/problem.js';
+import { proxiedTarget } from '../web/proxy-paths.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import type { GuardHook } from './guard-hook.js';
 import { type BodyLimit, declaredLength, hasBody, limitedBody } from './proxy-body.js';
@@ -30,19 +32,17 @@ export interface ProxyLimits {
 
 export const DEFAULT_PROXY_LIMITS: ProxyLimits = { maxBodyBytes: 10 * 1024 * 1024, timeoutMs: 30_000, maxInFlight: 256 };
 
+/**
+ * How long a provider's answer may pause between two chunks once it started: long, since the contract
+ * bounds only the start (an event stream may idle between events), yet bounded, so that a provider
+ * that stalls mid-answer does not hold a slot for ever.
+ */
+export const ANSWER_IDLE_MS = 5 * 60_000;
+
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-/** `/end-users/{id}/proxy/{provider}` is 5 segments after the prefix's: the path is what follows them. */
-const SEGMENTS_BEFORE_PATH = 6;
 
-/** The raw path after `/proxy/{provider}/` and the raw query, as the caller sent them (the router's copies are decoded). */
-function rawTarget(url: string): { rawPath: string; rawQuery: string } {
-  const question = url.indexOf('?');
-  const path = question < 0 ? url : url.slice(0, question);
-  return { rawPath: path.split('/').slice(SEGMENTS_BEFORE_PATH).join('/'), rawQuery: question < 0 ? '' : url.slice(question + 1) };
-}
-
-/** The status class a metric is labelled with: `2xx` … `5xx`. */
-const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
+/** The status class a metric is labelled with: `2xx` … `5xx`, or `aborted` where the caller went away first. */
+const statusClass = (status: number, finished: boolean) => (finished ? `${Math.floor(status / 100)}xx` : 'aborted');
 
 export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: GuardHook, limits: ProxyLimits) {
   let inFlight = 0;
@@ -62,14 +62,26 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     let upstream = '';
     reply.raw.once('close', () => {
       inFlight--;
+      const finished = reply.raw.writableFinished;
       // The caller went away before the answer ended: the provider's request (or answer) is closed too.
-      if (!reply.raw.writableFinished) caller.abort();
+      if (!finished) caller.abort();
       const status = reply.statusCode;
       const seconds = (performance.now() - started) / 1000;
-      ctx.observer?.proxyCall(ctx.catalog(provider) ? provider : 'custom', statusClass(status), seconds);
+      ctx.observer?.proxyCall(observedProvider(ctx.catalog, provider), statusClass(status, finished), seconds);
       // Never the path, its query, a header value or a body: they carry the end user's data.
       request.log.info(
-        { proxy: { provider, upstream, method: request.method, status, ms: Math.round(seconds * 1000), bytesIn: body?.bytes ?? 0, bytesOut: received.bytes } },
+        {
+          proxy: {
+            provider,
+            upstream,
+            method: request.method,
+            status,
+            ...(finished ? {} : { aborted: true }),
+            ms: Math.round(seconds * 1000),
+            bytesIn: body?.bytes ?? 0,
+            bytesOut: received.bytes,
+          },
+        },
         'proxied call',
       );
     });
@@ -83,13 +95,13 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     }
     // Sent twice, Node joins the values into one, which is no base URL: refused as any other.
     const pickedBaseUrl = request.headers['keyward-base-url'] as string | undefined;
-    const call = await prepareProxyCall(ctx, read, { provider, ...rawTarget(request.url), pickedBaseUrl });
+    // The route matched, so the target is a proxied call's.
+    const target = proxiedTarget(request.url) ?? { rawPath: '', rawQuery: '' };
+    const call = await prepareProxyCall(ctx, read, { provider, ...target, pickedBaseUrl });
     body = hasBody(request.raw) ? limitedBody(request.raw, limits.maxBodyBytes) : null;
     try {
-      // OAuth's body is read ahead (up to 1 MiB) so the call can be sent again after a refresh.
-      const sent: ProxyBody = body === null ? null : call.wantsReplayableBody ? await readAhead(body, REPLAYABLE_BODY_BYTES) : { stream: body };
-      const answer = await call.send(request.method, request.headers, sent, request.id, {
-        timeouts: { headersMs: limits.timeoutMs, bodyMs: limits.timeoutMs },
+      const answer = await call.send(request.method, request.headers, body, request.id, {
+        timeouts: { headersMs: limits.timeoutMs, bodyMs: ANSWER_IDLE_MS },
         signal: caller.signal,
         received,
       });

@@ -155,7 +155,7 @@ function outboundError(error: unknown): OutboundError {
 }
 
 /** Closes a request() body unread (and its connection); the abort it emits is expected, not an error. */
-function discard(body: Dispatcher.ResponseData['body']): void {
+export function discard(body: Readable): void {
   body.on('error', () => undefined);
   body.destroy();
 }

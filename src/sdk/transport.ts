@@ -127,10 +127,13 @@ export class Transport {
       let response: Response;
       try {
         // `duplex` lets a stream be sent as the body (fetch's rule for a request body that streams).
+        // A provider's 3xx is its answer to pass on, not a place to go: following it would send the
+        // server key along to wherever the provider points.
         response = await this.#options.fetch(url, {
           method: call.method,
           headers,
           body: call.body,
+          redirect: 'manual',
           signal: timer.signal,
           ...(once ? { duplex: 'half' } : {}),
         } as RequestInit);

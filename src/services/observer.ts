@@ -31,3 +31,12 @@ export interface ServiceObserver {
   /** One proxied call answered (CONTRACT 8.1), by provider (as tokenRefresh names it), the answer's status class (`2xx`…) and its duration. */
   proxyCall(provider: string, statusClass: string, seconds: number): void;
 }
+
+/**
+ * How a provider is named to the observer: a catalog provider by its slug, a server's own provider as
+ * `custom`, whatever its slug: a tenant chose that slug, so naming it would make the set of label
+ * values unbounded and show customers' provider names to whoever reads the metrics.
+ */
+export function observedProvider(catalog: (slug: string) => unknown, slug: string): string {
+  return catalog(slug) ? slug : 'custom';
+}

@@ -1,5 +1,5 @@
 /** The audience of business-mode servers (audience_members) and their credentials. */
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { newId } from '../primitives/ids.js';
 import {
   type PageFilter,
@@ -106,10 +106,15 @@ export class AudienceRepository extends Repository {
     super(connections);
     const { root, reader } = connections;
     // From the auth version's one row, so the statement answers even where the member does not exist.
+    // Each argument is compared through a cast: SQLite (built with STAT4) compares a bare `column = ?`
+    // against the partial indexes' `type = '…'` and, having looked at the bound value, re-prepares the
+    // statement whenever its arguments change, on every call (33 µs against 13 µs, bench/RESULTS.md).
     this.#memberWithCredentials = preparedQuery(reader, 2, (serverId: string, externalUserId: string) =>
       root
         .selectFrom('auth_version as v')
-        .leftJoin('audience_members as m', (join) => join.on('m.server_id', '=', serverId).on('m.external_user_id', '=', externalUserId))
+        .leftJoin('audience_members as m', (join) =>
+          join.on('m.server_id', '=', sql<string>`cast(${serverId} as text)`).on('m.external_user_id', '=', sql<string>`cast(${externalUserId} as text)`),
+        )
         .leftJoin('credentials as c', 'c.member_id', 'm.id')
         .select(['v.version as auth_version', 'm.id as m_id', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at'])
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const))

@@ -14,8 +14,8 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 
 /**
  * From the same moment to the last byte of the body: the whole request. Bodies here are at most 64 KiB,
- * a second or two on the slowest link that still works. The bound is set for the gateway to come
- * (CONTRACT 8), whose bodies may reach 10 MB and come from customers' backends: 30 s lets one through at
+ * a second or two on the slowest link that still works. The bound is set for the gateway's proxy
+ * (CONTRACT 8.1), whose bodies may reach 10 MB and come from customers' backends: 30 s lets one through at
  * about 2.8 Mbit/s or faster, and matches the 30 s a provider has to start answering a proxied call.
  * Node knows no routes, so raising this raises it for every page and form: whatever it allows, a
  * stalled client holds. A route that needs longer should bring a deadline of its own instead.

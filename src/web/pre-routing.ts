@@ -15,6 +15,7 @@ import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './arrival-limits.js';
 import { own } from './form-fields.js';
 import { Problem, problemBody } from './problem.js';
 import { faultProblem, type ProblemResponder } from './problem-answers.js';
+import { proxiedPathPrefix } from './proxy-paths.js';
 
 export type Area = 'api' | 'dashboard' | 'pages' | 'other';
 
@@ -57,23 +58,13 @@ interface PreRoutingOptions {
   logger: FastifyBaseLogger;
 }
 
-/** The gateway's route up to the proxied path: `/v1/end-users/{id}/proxy/{provider}/`. */
-const PROXY_PREFIX = /^\/v1\/end-users\/[^/?]+\/proxy\/[^/?]+\//;
-
 /**
  * Whether the part that could not be decoded is a proxied path (CONTRACT 8.1), the route's own
  * segments before it decoding well: such a path, an overlong `%c0%ae` among them, is a target the
  * gateway refuses, and is answered with the gateway's code.
  */
 function undecodableProxyPath(url: string): boolean {
-  const prefix = PROXY_PREFIX.exec(url)?.[0];
-  if (prefix === undefined) return false;
-  try {
-    decodeURIComponent(prefix);
-    return true;
-  } catch {
-    return false;
-  }
+  return proxiedPathPrefix(url)?.endsWith('/') ?? false;
 }
 
 function undecodable(error: { code?: string }, url: string): Problem {

@@ -109,6 +109,8 @@ describe.each(ENGINES)('the proxy with an OAuth credential on %s', (engine) => {
     expect(o.as.grants.refresh_token).toBe(grants + 1);
     const after = await storedCredential(o, 'u_o');
     expect(after.accessToken).not.toBe(before.accessToken);
+    // Every node sent the call twice: refused, then again with the one new token, whichever node refreshed.
+    expect(sentTokens().sort()).toEqual([...Array(3).fill(after.accessToken), ...Array(3).fill(before.accessToken)].sort());
     // Within the cooldown, on every node: the stored token is sent once and its 401 passed on, no refresh.
     advance(5);
     api.reset();

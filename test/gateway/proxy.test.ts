@@ -211,6 +211,31 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(LIMITS.timeoutMs - 50);
   });
 
+  it('passes an event stream on as it comes: the first event before the provider sends the next', async () => {
+    let sendRest: () => void = () => undefined;
+    api.answer = (_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      sendRest = () => res.end('data: last\n\n');
+    };
+    const { port } = new URL(keyward);
+    const events: string[] = [];
+    const done = new Promise<void>((resolve) => {
+      httpRequest({ host: '127.0.0.1', port, path: '/v1/end-users/u_1/proxy/ledger/stream', headers }, (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          events.push(chunk);
+          // Only once the first event arrived does the provider send the last.
+          if (events.length === 1) sendRest();
+        });
+        res.on('end', resolve);
+      }).end();
+    });
+    await done;
+    expect(events.join('')).toBe('data: first\n\ndata: last\n\n');
+    expect(events[0]).toBe('data: first\n\n');
+  });
+
   it("ends the caller's answer short when the provider breaks off after its first 64 KiB, already passed on", async () => {
     api.answer = (_r, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(1024 * 1024) });
@@ -237,6 +262,7 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     const big = Buffer.alloc(LIMITS.maxBodyBytes + 1, 'a');
     const declared = await proxy('POST', 'ledger/upload', { headers: { 'content-type': 'application/octet-stream' }, payload: big });
     expectProblem(declared, 413, 'payload_too_large');
+    expect(declared.headers.connection).toBe('close');
     expect(api.received).toHaveLength(0);
     const chunks = Array.from({ length: 40 }, () => Buffer.alloc(32 * 1024, 'b'));
     const chunked = await onTheWire('POST', '/v1/end-users/u_1/proxy/ledger/upload', chunks);
@@ -279,10 +305,11 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
 
   it('writes one log line a call without its query, headers or body, and counts it in the metrics', async () => {
     t.logs.length = 0;
+    expectProblem(await proxy('GET', 'no-api/x'), 422, 'proxy_not_supported');
     await proxy('POST', 'ledger/x?secret_query=Q123', { headers: { 'content-type': 'text/plain' }, payload: 'body-text-456' });
     const lines = t.logs.filter((line) => line.includes('"proxied call"'));
-    expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!).proxy).toMatchObject({ provider: 'ledger', upstream: host, method: 'POST', status: 200, bytesIn: 13 });
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[1]!).proxy).toMatchObject({ provider: 'ledger', upstream: host, method: 'POST', status: 200, bytesIn: 13 });
     for (const secret of ['Q123', 'body-text-456', API_KEY, tenant.accountKey, tenant.serverKey]) expect(t.logs.join('\n')).not.toContain(secret);
     const text = await t.metrics!.text();
     expect(text).toMatch(/keyward_proxy_requests_total\{provider="custom",status_class="2xx"\} [1-9]/);

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
-import { recordUse } from '../../src/services/credentials/usage.js';
+import { noteUse } from '../../src/services/credentials/usage.js';
 import { createAccountKey } from '../../src/services/keys/account-keys.js';
 import { createServer, setSecretsReadable } from '../../src/services/servers/servers.js';
 import { newSignedInUser, visible } from '../helpers/dashboard-session.js';
@@ -97,13 +97,13 @@ describe.each(ENGINES)('usage of credentials on %s', (engine) => {
       second.clock.advance(10);
       const usedAt = now();
       await readMember('u_race');
-      // The other node read the row before that use: its recordUse finds the guard shut.
+      // The other node read the row before that use: its noteUse finds the guard shut.
       second.clock.advance(30);
-      await recordUse(second.ctx, stale);
+      await noteUse(second.ctx, stale);
       expect(await listed('u_race')).toMatchObject({ lastUsedAt: usedAt });
       // A minute on, the same stale row writes (its own time, never an older one).
       second.clock.advance(30);
-      await recordUse(second.ctx, stale);
+      await noteUse(second.ctx, stale);
       expect(await listed('u_race')).toMatchObject({ lastUsedAt: second.clock.now().toISOString() });
     } finally {
       await second.close();

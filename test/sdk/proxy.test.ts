@@ -75,6 +75,22 @@ describe('proxy', () => {
     api.reset();
   });
 
+  it("hands back a provider's redirect as it is, never following it with the keys", async () => {
+    const elsewhere = await startApiStandIn();
+    try {
+      api.answer = (_r, res) => {
+        res.writeHead(302, { location: `${elsewhere.url}/collect` });
+        res.end();
+      };
+      const response = await keyward.proxy({ externalUserId: USER, provider: 'tracker', path: 'moved' });
+      expect([response.status, response.headers.get('location')]).toEqual([302, `${elsewhere.url}/collect`]);
+      expect(elsewhere.received).toHaveLength(0);
+    } finally {
+      api.reset();
+      await elsewhere.close();
+    }
+  });
+
   it("throws Keyward's own refusals as KeywardError", async () => {
     const refusal = (request: Parameters<Keyward['proxy']>[0]) =>
       keyward.proxy(request).then(

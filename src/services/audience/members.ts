@@ -132,7 +132,7 @@ export async function listMembers(ctx: ServiceContext, serverId: string, query: 
 }
 
 /** The id is not repeated: whatever a caller pastes into a path (a key, by mistake) must not come back in an error. */
-function notFound(): DomainError {
+export function endUserNotFound(): DomainError {
   return new DomainError('end_user_not_found', {
     detail: 'This server has no end user with that externalUserId. Ids are matched exactly: case, spaces and Unicode normalisation count.',
   });
@@ -207,7 +207,7 @@ export async function openMember(
   minValiditySeconds: number,
   server: { secretsReadable: boolean },
 ): Promise<AudienceMemberView<CredentialWithSecrets>> {
-  if (!member) throw notFound();
+  if (!member) throw endUserNotFound();
   // A write-only server's read opens nothing and refreshes nothing: the gateway uses its credentials.
   if (!server.secretsReadable) {
     return { externalUserId, createdAt: member.created_at, updatedAt: member.updated_at, credentials: credentials.map(withheld) };
@@ -247,7 +247,7 @@ export async function revokeMember(
     // finds itself cancelled.
     await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
     const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId, { lock: true });
-    if (memberId === undefined) throw notFound();
+    if (memberId === undefined) throw endUserNotFound();
     const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
     if (input.provider && rows.length === 0) {
       throw new DomainError('credential_not_found', {

@@ -11,7 +11,7 @@
  * not picked again before its next turn; one that turns needs_reauth leaves the due set.
  *
  * The figures, for 1,000,000 static credentials and the default 24 hours: as the refresh's, 5,000 a
- * run, 288 runs a day, 1,440,000 a day. A check waits at most 10 s (gateway/credential-check.ts), so a
+ * run, 288 runs a day, 1,440,000 a day. A check waits at most 10 s (gateway/verify-request.ts), so a
  * batch's worst case is 32 rounds of 15 s: 8 minutes, which its lease covers.
  */
 import { randomUUID } from 'node:crypto';
@@ -19,7 +19,7 @@ import type { StaticProvider } from '../../catalog/provider-definition.js';
 import { addSeconds, iso } from '../../primitives/clock.js';
 import type { DueCredential, DuePosition } from '../../store/jobs-repository.js';
 import type { ServiceContext } from '../context.js';
-import { CHECK_TIMEOUT_MS, checkableApi } from '../gateway/credential-check.js';
+import { CHECK_TIMEOUT_MS, checkableApi } from '../gateway/verify-request.js';
 import { checkStoredCredential, passOver, staticProviderOf } from './credential-checks.js';
 
 export const BATCH_SIZE = 500;
@@ -88,7 +88,12 @@ export async function runCredentialChecks(ctx: ServiceContext, options: Credenti
   const providers = new Map<string, Promise<StaticProvider | null>>();
   const providerOf = (row: DueCredential) => {
     const key = `${row.server_id}|${row.provider}`;
-    if (!providers.has(key)) providers.set(key, staticProviderOf(ctx, row));
+    if (!providers.has(key)) {
+      // A failed lookup is not kept: the next credential of that provider asks again.
+      const lookup = staticProviderOf(ctx, row);
+      lookup.catch(() => providers.delete(key));
+      providers.set(key, lookup);
+    }
     return providers.get(key)!;
   };
   const turn = async (row: DueCredential) => {

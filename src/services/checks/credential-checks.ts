@@ -1,6 +1,6 @@
 /**
  * Checking a stored static credential (CONTRACT 8.3): on demand (POST /v1/end-users/{id}/verify) and in
- * the background (background-checks.ts). The call itself is the gateway's (gateway/credential-check.ts),
+ * the background (background-checks.ts). The call itself is the gateway's (gateway/verify-request.ts),
  * made outside any transaction; what it came to is then written in one: the check's time and outcome,
  * and for a refusal the credential turned to needs_reauth with its `credential.needs_reauth` event. A
  * later valid outcome does not turn it back: the end user connects again. A check is not a use.
@@ -8,11 +8,12 @@
 import type { StaticProvider } from '../../catalog/provider-definition.js';
 import { iso } from '../../primitives/clock.js';
 import type { CheckOutcome, CredentialRow } from '../../store/schema.js';
+import { endUserNotFound } from '../audience/members.js';
 import { recordAudit } from '../audit/audit.js';
 import type { Actor, ServiceContext } from '../context.js';
 import { openCredentialSecret } from '../credentials/credentials.js';
 import { DomainError } from '../domain-error.js';
-import { type CheckResult, checkableApi, checkValues } from '../gateway/credential-check.js';
+import { type CheckResult, checkableApi, checkValues } from '../gateway/verify-request.js';
 import { findServerProvider } from '../providers/server-providers.js';
 import { eventCredential, recordEvent } from '../webhooks/webhook-events.js';
 
@@ -109,9 +110,7 @@ export async function verifyMemberCredential(
 ): Promise<VerifyAnswer> {
   const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId);
   if (memberId === undefined) {
-    throw new DomainError('end_user_not_found', {
-      detail: 'This server has no end user with that externalUserId. Ids are matched exactly: case, spaces and Unicode normalisation count.',
-    });
+    throw endUserNotFound();
   }
   const [row] = await ctx.store.audience.credentialsOf(memberId, input.provider);
   if (!row) {

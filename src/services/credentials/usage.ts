@@ -14,16 +14,9 @@ export const USE_RESOLUTION_SECONDS = 60;
 
 /**
  * Records a use of the credential now, unless the row as the caller read it shows one within the
- * minute. The proxy calls it with the row it used.
- */
-export async function recordUse(ctx: ServiceContext, row: Pick<CredentialRow, 'id' | 'last_used_at'>): Promise<void> {
-  await noteUse(ctx, row);
-}
-
-/**
- * recordUse, answering the lastUsedAt to show for the use just made: the row's own where it was
- * recent enough to write nothing, else now (written by this call, or by another within the same
- * minute, which the guard let through first).
+ * minute; answers the lastUsedAt to show for the use just made: the row's own where it was recent
+ * enough to write nothing, else now (written by this call, or by another within the same minute,
+ * which the guard let through first). The read and the proxy call it with the row they used.
  */
 export async function noteUse(ctx: ServiceContext, row: Pick<CredentialRow, 'id' | 'last_used_at'>): Promise<string> {
   const now = ctx.clock.now();

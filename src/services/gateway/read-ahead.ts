@@ -1,7 +1,7 @@
 /**
- * A body read ahead up to a cap: whole when it ends within the cap (a small answer is then sent as one
- * buffer, and a small request body can be sent twice), otherwise the chunks read so far and the rest,
- * as one stream that pulls the source only as fast as its reader reads (memory stays at the cap).
+ * Bodies read ahead before they are passed on: a request body up to a cap (readAhead: whole when it
+ * ends within the cap, so it can be sent twice), an answer's up to its first chunk (answerBody). What
+ * is not whole goes on as one stream that pulls the source only as fast as its reader reads.
  */
 import { Readable } from 'node:stream';
 
@@ -26,6 +26,31 @@ export async function readAhead(source: Readable, cap: number, count: ByteCount 
     size += next.value.byteLength;
     if (size > cap) return { stream: Readable.from(rest(chunks, iterator, count), { objectMode: false }) };
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * An answer's body as it is to be passed on: whole where its first chunk was all of it (the length it
+ * declared, then its end), otherwise streamed from its first chunk on, without waiting for more (an
+ * event stream's first event reaches the caller at once). Waiting for the first chunk is what lets a
+ * provider that breaks off before any byte be told apart from one that breaks off mid-answer.
+ */
+export async function answerBody(source: Readable, declaredLength: number | null, count: ByteCount = { bytes: 0 }): Promise<ReadAhead> {
+  const iterator = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first = await iterator.next();
+  if (first.done) return { whole: EMPTY };
+  const read = [first.value];
+  if (first.value.byteLength === declaredLength) {
+    // All of it came: the end follows at once (and the provider's connection goes back to the pool).
+    const next = await iterator.next();
+    if (next.done) {
+      count.bytes += first.value.byteLength;
+      return { whole: first.value };
+    }
+    read.push(next.value);
+  }
+  return { stream: Readable.from(rest(read, iterator, count), { objectMode: false }) };
 }
 
 /**

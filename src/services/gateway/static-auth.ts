@@ -152,3 +152,20 @@ function queryName(part: string): string {
     return raw;
   }
 }
+
+/**
+ * What a call carries for a static provider's stored values: its `auth` parsed against its fields and
+ * filled; or why not (no `auth`, or a value no request can carry). The proxy and the checks alike.
+ */
+export function staticInjection(
+  provider: { fields: readonly { name: string }[]; api?: { auth?: string } },
+  values: Readonly<Record<string, string>>,
+): InjectedAuth | { refused: string } {
+  const spec = provider.api?.auth;
+  if (spec === undefined) return { refused: 'the provider does not say how its values are sent' };
+  const auth = parseStaticAuth(
+    spec,
+    provider.fields.map((f) => f.name),
+  );
+  return 'refused' in auth ? auth : injectedAuth(auth, values);
+}

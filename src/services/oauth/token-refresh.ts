@@ -19,7 +19,7 @@ import type { RefreshOutcome } from '../../store/audience-repository.js';
 import type { CredentialRow } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import { type CredentialSecret, credentialAad, openCredentialSecret } from '../credentials/credentials.js';
-import type { RefreshOutcome as ObservedOutcome } from '../observer.js';
+import { type RefreshOutcome as ObservedOutcome, observedProvider } from '../observer.js';
 import { eventCredential, recordEvent, type WebhookEvent } from '../webhooks/webhook-events.js';
 import { oauthClientSettings } from './client-settings.js';
 import { ProviderCallError, refreshTokens } from './oauth-client.js';
@@ -182,13 +182,9 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
   }
 }
 
-/**
- * One refresh outcome, told to the observer. A catalog provider is named by its slug; a server's own
- * provider is `custom`, whatever its slug: a tenant chose that slug, so naming it would make the set
- * of label values unbounded and show customers' provider names to whoever reads the metrics.
- */
+/** One refresh outcome, told to the observer. */
 function observeRefresh(ctx: ServiceContext, provider: string, outcome: ObservedOutcome): void {
-  ctx.observer?.tokenRefresh(ctx.catalog(provider) ? provider : 'custom', outcome);
+  ctx.observer?.tokenRefresh(observedProvider(ctx.catalog, provider), outcome);
 }
 
 /** refreshHeld, its outcome told to the observer; an exception is Keyward's own failure, `error`. */

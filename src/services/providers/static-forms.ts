@@ -11,7 +11,7 @@ import { isToken, newToken } from '../../primitives/random-tokens.js';
 import type { ServiceContext } from '../context.js';
 import { type NewCredential, storeCredential } from '../credentials/credentials.js';
 import { DomainError } from '../domain-error.js';
-import { checkValues } from '../gateway/credential-check.js';
+import { checkValues } from '../gateway/verify-request.js';
 import { getServer, isRedirectUriAllowed } from '../servers/servers.js';
 import { isWellFormedText } from '../well-formed.js';
 import { findServerProvider } from './server-providers.js';

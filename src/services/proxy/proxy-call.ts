@@ -3,8 +3,8 @@
  * provider's API without the caller ever holding it. `prepareProxyCall` settles everything that can be
  * refused before the caller's body is read (the member, the credential, the provider's API, the
  * target, an OAuth token refreshed first where it expires within 60 s); `send` makes the call through
- * the outbound policy (checked, pinned, no redirect followed) and reads the answer ahead a little, so
- * that a provider breaking off before its first bytes is Keyward's 502, not a truncated answer.
+ * the outbound policy (checked, pinned, no redirect followed) and waits for the answer's first chunk,
+ * so that a provider breaking off before any byte is Keyward's 502, not a truncated answer.
  *
  * An OAuth call answered 401 is sent once more after a refresh (single flight and cooldown as a read:
  * token-refresh.ts) when its body could be kept to send again; the token must then have changed, or
@@ -12,28 +12,26 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Provider, ProviderApi, StaticProviderApi } from '../../catalog/provider-definition.js';
-import { OutboundError } from '../../outbound/outbound-http.js';
+import { type ProviderApi, proxiable } from '../../catalog/provider-definition.js';
+import { discard, OutboundError } from '../../outbound/outbound-http.js';
 import { iso } from '../../primitives/clock.js';
 import type { CredentialRow } from '../../store/schema.js';
-import type { MemberRead } from '../audience/members.js';
+import { endUserNotFound, type MemberRead } from '../audience/members.js';
 import type { ServiceContext } from '../context.js';
 import { openCredentialSecret } from '../credentials/credentials.js';
-import { recordUse } from '../credentials/usage.js';
+import { noteUse } from '../credentials/usage.js';
 import { DomainError } from '../domain-error.js';
 import { callerResponseHeaders, upstreamRequestHeaders } from '../gateway/proxy-headers.js';
 import { proxyTarget } from '../gateway/proxy-target.js';
-import { type ByteCount, type ReadAhead, readAhead } from '../gateway/read-ahead.js';
-import { type InjectedAuth, injectedAuth, parseStaticAuth, withQuery } from '../gateway/static-auth.js';
+import { answerBody, type ByteCount, type ReadAhead, readAhead } from '../gateway/read-ahead.js';
+import { type InjectedAuth, staticInjection, withQuery } from '../gateway/static-auth.js';
 import { readFresh, readRefreshedAfterRefusal } from '../oauth/token-refresh.js';
 import { findProviderDefinition } from '../providers/server-providers.js';
 
 /** An OAuth token that expires within this is refreshed before the call (CONTRACT 8.1). */
 const MIN_VALIDITY_SECONDS = 60;
-/** A request body up to this size is kept, so that the call can be sent again after a refresh. */
-export const REPLAYABLE_BODY_BYTES = 1024 * 1024;
-/** How much of an answer is read before the caller is answered: a small one is sent as one buffer. */
-const ANSWER_READ_AHEAD_BYTES = 64 * 1024;
+/** A request body up to this size is kept, so that an OAuth call can be sent again after a refresh. */
+const REPLAYABLE_BODY_BYTES = 1024 * 1024;
 
 export interface ProxyTargetInput {
   provider: string;
@@ -47,43 +45,55 @@ export interface ProxyTargetInput {
 export interface ProxyTimeouts {
   /** KEYWARD_PROXY_TIMEOUT_SECONDS: how long the provider may take to start answering. */
   headersMs: number;
-  /** How long the answer's body may pause between chunks. */
+  /** How long the answer's body may pause between two chunks (an idle event stream's pings come well within it). */
   bodyMs: number;
 }
-
-/** The request body: none, kept whole (it can be sent again), or streamed once. */
-export type ProxyBody = null | ReadAhead;
 
 export interface ProxyAnswer {
   status: number;
   /** The provider's headers as the caller receives them (proxy-headers.ts). */
   headers: OutgoingHttpHeaders;
   body: ReadAhead;
+  /** The host (and port) called, as in its URL: the answer's `keyward-upstream`. */
+  upstreamHost: string;
 }
 
 function refusal(code: 'proxy_not_supported' | 'proxy_target_not_allowed' | 'credential_needs_reauth' | 'credential_not_found', detail: string) {
   return new DomainError(code, { detail });
 }
 
-/** The member's credential of the provider, its API and the URL to call, checked before any body is read. */
+/**
+ * The member's credential of the provider, its API and the URL to call, checked before any body is
+ * read; the credential's use noted then (CONTRACT 8.4), so that a database failing here is answered
+ * before any provider saw the call.
+ */
 export async function prepareProxyCall(ctx: ServiceContext, read: MemberRead, input: ProxyTargetInput): Promise<ProxyCall> {
-  if (!read.member) {
-    throw new DomainError('end_user_not_found', {
-      detail: 'This server has no end user with that externalUserId. Ids are matched exactly: case, spaces and Unicode normalisation count.',
-    });
-  }
+  if (!read.member) throw endUserNotFound();
   const stored = read.credentials.find((row) => row.provider === input.provider);
   if (!stored) throw refusal('credential_not_found', `This end user has no credential of provider "${input.provider}".`);
   const provider = await findProviderDefinition(ctx, stored.server_id, input.provider);
-  if (!provider?.api) {
+  if (!provider || !proxiable(provider)) {
     throw refusal('proxy_not_supported', `Provider "${input.provider}" has no API base URL, so the gateway cannot call it. Read the credential instead.`);
   }
+  const api = provider.api!;
   // Judged before the token is refreshed or the body read: a refused target costs the provider nothing.
-  const judged = proxyTarget(provider.api, input.rawPath, input.rawQuery, input.pickedBaseUrl, ctx.outbound.allowPrivateUrls);
+  const judged = proxyTarget(api, input.rawPath, input.rawQuery, input.pickedBaseUrl, ctx.outbound.allowPrivateUrls);
   if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
   const row = await usableRow(ctx, stored, read.since);
-  return new ProxyCall(ctx, provider, provider.api, row, input);
+  const secret = openCredentialSecret(ctx, row);
+  let injected: InjectedAuth;
+  if (secret.type === 'oauth2') {
+    injected = bearer(secret.accessToken);
+  } else {
+    const made = provider.kind === 'static' ? staticInjection(provider, secret.values) : { refused: 'an OAuth provider holds no typed values' };
+    if ('refused' in made) throw refusal('credential_needs_reauth', `The stored credential cannot be sent: ${made.refused}. The end user must connect again.`);
+    injected = made;
+  }
+  await noteUse(ctx, row);
+  return new ProxyCall(ctx, api, row, input, injected);
 }
+
+const bearer = (accessToken: string): InjectedAuth => ({ headers: { authorization: `Bearer ${accessToken}` }, query: [] });
 
 /** The credential as the call may use it: active, refreshed first where due; needs_reauth is refused. */
 async function usableRow(ctx: ServiceContext, stored: CredentialRow, since: string): Promise<CredentialRow> {
@@ -100,59 +110,48 @@ async function usableRow(ctx: ServiceContext, stored: CredentialRow, since: stri
 
 export class ProxyCall {
   readonly #ctx: ServiceContext;
-  readonly #provider: Provider;
-  readonly #api: ProviderApi | StaticProviderApi;
+  readonly #api: ProviderApi;
   #row: CredentialRow;
   readonly #input: ProxyTargetInput;
-  /** The credential this call used (the last row read): what a use is recorded on. */
-  get credential(): CredentialRow {
-    return this.#row;
-  }
+  #injected: InjectedAuth;
 
-  constructor(ctx: ServiceContext, provider: Provider, api: ProviderApi | StaticProviderApi, row: CredentialRow, input: ProxyTargetInput) {
+  constructor(ctx: ServiceContext, api: ProviderApi, row: CredentialRow, input: ProxyTargetInput, injected: InjectedAuth) {
     this.#ctx = ctx;
-    this.#provider = provider;
     this.#api = api;
     this.#row = row;
     this.#input = input;
+    this.#injected = injected;
   }
 
-  /** Whether a 401 may be answered by a refresh and a second call: OAuth, with a body kept whole (or none). */
-  canRepeat(body: ProxyBody): boolean {
-    return this.#row.type === 'oauth2' && (body === null || 'whole' in body);
-  }
-
-  /** Whether the body should be kept whole (up to REPLAYABLE_BODY_BYTES) so the call can be repeated. */
-  get wantsReplayableBody(): boolean {
-    return this.#row.type === 'oauth2';
-  }
-
-  /** Makes the call; its answer read ahead (ANSWER_READ_AHEAD_BYTES), the rest streamed as the caller reads. */
+  /**
+   * Makes the call with the caller's body (null: none). An OAuth call's body is read ahead first, up
+   * to REPLAYABLE_BODY_BYTES, so that a 401 can be answered by a refresh and the same call again.
+   * The answer is passed on from its first chunk (gateway/read-ahead.ts answerBody).
+   */
   async send(
     method: string,
     headers: IncomingHttpHeaders,
-    body: ProxyBody,
+    callerBody: Readable | null,
     requestId: string,
     options: { timeouts: ProxyTimeouts; signal: AbortSignal; received: ByteCount },
-  ): Promise<ProxyAnswer & { upstreamHost: string }> {
+  ): Promise<ProxyAnswer> {
+    const body: ReadAhead | null =
+      callerBody === null ? null : this.#row.type === 'oauth2' ? await readAhead(callerBody, REPLAYABLE_BODY_BYTES) : { stream: callerBody };
     const attempt = async () => {
-      const injected = this.#injected();
       const judged = proxyTarget(
         this.#api,
         this.#input.rawPath,
-        withQuery(this.#input.rawQuery, injected.query),
+        withQuery(this.#input.rawQuery, this.#injected.query),
         this.#input.pickedBaseUrl,
         this.#ctx.outbound.allowPrivateUrls,
       );
       // Judged once before; only an injected query parameter changed it, which cannot leave the path.
       if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
-      const url = judged.url;
-      const payload = body === null ? null : 'whole' in body ? body.whole : body.stream;
       const answer = await this.#ctx.outbound
-        .stream(url, {
+        .stream(judged.url, {
           method,
-          headers: upstreamRequestHeaders(headers, injected.headers),
-          body: payload,
+          headers: upstreamRequestHeaders(headers, this.#injected.headers),
+          body: body === null ? null : 'whole' in body ? body.whole : body.stream,
           signal: options.signal,
           headersTimeoutMs: options.timeouts.headersMs,
           bodyTimeoutMs: options.timeouts.bodyMs,
@@ -160,61 +159,55 @@ export class ProxyCall {
         .catch((error: unknown) => {
           throw providerFailure(error);
         });
-      return { url, answer };
+      return { url: judged.url, answer };
     };
     let { url, answer } = await attempt();
-    if (answer.status === 401 && this.canRepeat(body) && (await this.#refreshedAfterRefusal())) {
-      discard(answer.body);
-      ({ url, answer } = await attempt());
-    }
-    // The provider was called with it: a use (CONTRACT 8.4), written at most once a minute.
-    await recordUse(this.#ctx, this.#row);
-    const read = await readAhead(answer.body, ANSWER_READ_AHEAD_BYTES, options.received).catch((error: unknown) => {
+    try {
+      const repeatable = this.#row.type === 'oauth2' && (body === null || 'whole' in body);
+      if (answer.status === 401 && repeatable && (await this.#refreshedAfterRefusal())) {
+        discard(answer.body);
+        ({ url, answer } = await attempt());
+      }
+      const length = answer.headers['content-length'];
+      const passed = await answerBody(answer.body, length === undefined ? null : Number(length), options.received);
+      return { status: answer.status, headers: callerResponseHeaders(answer.headers, url.host, requestId), body: passed, upstreamHost: url.host };
+    } catch (error) {
+      // Whatever failed after the provider answered (its body breaking off, the refresh's database),
+      // its connection is closed rather than left to its timeout.
       discard(answer.body);
       throw providerFailure(error);
-    });
-    return { status: answer.status, headers: callerResponseHeaders(answer.headers, url.host, requestId), body: read, upstreamHost: url.host };
-  }
-
-  /** What the call carries for the credential: OAuth's bearer token, or what a static provider's `auth` says. */
-  #injected(): InjectedAuth {
-    const secret = openCredentialSecret(this.#ctx, this.#row);
-    if (secret.type === 'oauth2') return { headers: { authorization: `Bearer ${secret.accessToken}` }, query: [] };
-    const spec = 'auth' in this.#api ? this.#api.auth : undefined;
-    const fields = this.#provider.kind === 'static' ? this.#provider.fields.map((f) => f.name) : [];
-    const auth = spec === undefined ? { refused: 'the provider does not say how its values are sent' } : parseStaticAuth(spec, fields);
-    const injected = 'refused' in auth ? auth : injectedAuth(auth, secret.values);
-    if ('refused' in injected)
-      throw refusal('credential_needs_reauth', `The stored credential cannot be sent: ${injected.refused}. The end user must connect again.`);
-    return injected;
+    }
   }
 
   /** After a 401: refreshed (by this call or, meanwhile, by any other reader) into a token other than the one refused. */
   async #refreshedAfterRefusal(): Promise<boolean> {
-    const refused = openCredentialSecret(this.#ctx, this.#row);
     const after = await readRefreshedAfterRefusal(this.#ctx, this.#row, iso(this.#ctx.clock.now()));
     if (after?.row.status !== 'active') return false;
-    const now = openCredentialSecret(this.#ctx, after.row);
-    if (now.type !== 'oauth2' || refused.type !== 'oauth2' || now.accessToken === refused.accessToken) return false;
+    const secret = openCredentialSecret(this.#ctx, after.row);
+    if (secret.type !== 'oauth2' || this.#injected.headers.authorization === bearer(secret.accessToken).headers.authorization) return false;
     this.#row = after.row;
+    this.#injected = bearer(secret.accessToken);
     return true;
   }
 }
 
-/** An answer not passed on: closed unread, with its connection. */
-function discard(body: Readable): void {
-  body.on('error', () => undefined);
-  body.destroy();
-}
-
 const BODY_TIMEOUT = 'UND_ERR_BODY_TIMEOUT';
 
-/** Why the provider's answer did not come: a timeout, or the provider unreachable (a refused address among them). */
+/**
+ * Why the provider's answer did not come: a timeout, or the provider unreachable (a refused address
+ * among them). Keyward's own failures (a DomainError, the database's) go on as they are.
+ */
 function providerFailure(error: unknown): unknown {
-  if (error instanceof DomainError) return error;
-  const timedOut = (error instanceof OutboundError && error.kind === 'timeout') || (error as { code?: string })?.code === BODY_TIMEOUT;
+  if (error instanceof DomainError || !(error instanceof OutboundError || isUndiciError(error))) return error;
+  const timedOut = (error instanceof OutboundError && error.kind === 'timeout') || (error as { code?: string }).code === BODY_TIMEOUT;
   if (timedOut) return new DomainError('provider_timeout', { detail: 'The provider did not answer in time.' });
   // The message never names the address or what a name resolved to (outbound-http.ts says why).
   const why = error instanceof OutboundError && error.kind === 'refused' ? ': its address is not allowed' : '';
   return new DomainError('provider_unavailable', { detail: `The provider could not be reached${why}.` });
+}
+
+/** An error of the provider's connection or answer as undici reports it (`UND_ERR_…`), or the socket's own. */
+function isUndiciError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('UND_ERR') || code.startsWith('ECONN') || code === 'EPIPE');
 }

@@ -11,7 +11,7 @@ import type { CheckOutcome } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import { parseVerify, verifyPath } from './provider-api.js';
 import { proxyTarget } from './proxy-target.js';
-import { injectedAuth, parseStaticAuth, withQuery } from './static-auth.js';
+import { staticInjection, withQuery } from './static-auth.js';
 
 /** How long a check may take in all before it counts as unreachable. */
 export const CHECK_TIMEOUT_MS = 10_000;
@@ -77,14 +77,14 @@ function buildRequest(
   api: StaticProviderApi & { verify: string },
   values: Readonly<Record<string, string>>,
 ): CheckRequest | { refused: string } {
-  const fieldNames = provider.fields.map((f) => f.name);
-  const verify = parseVerify(api.verify, fieldNames);
+  const verify = parseVerify(
+    api.verify,
+    provider.fields.map((f) => f.name),
+  );
   if ('refused' in verify) return verify;
-  const auth = parseStaticAuth(api.auth, fieldNames);
-  if ('refused' in auth) return auth;
   const path = verifyPath(verify, values);
   if ('refused' in path) return path;
-  const injected = injectedAuth(auth, values);
+  const injected = staticInjection(provider, values);
   if ('refused' in injected) return injected;
   const target = proxyTarget(api, path.rawPath, withQuery('', injected.query), undefined, ctx.outbound.allowPrivateUrls);
   if ('refused' in target) return target;
