@@ -100,7 +100,9 @@ function sqliteDatabase(path: string): FloorDatabase {
   // Read-only and WAL, as Keyward's per-request reader: Keyward keeps the file open for writing.
   const db = new BetterSqlite3(path, { readonly: true });
   db.pragma('busy_timeout = 5000');
-  const member = db.prepare<[string, string], MemberRow>(memberSql('?', '?'));
+  // Compared through a cast, as Keyward's statement is: a bare `column = ?` makes SQLite re-prepare the
+  // statement on every call (store/audience-repository.ts says why), work a floor would not do.
+  const member = db.prepare<[string, string], MemberRow>(memberSql('cast(? as text)', 'cast(? as text)'));
   return {
     keys: async () =>
       db.transaction(() => ({
