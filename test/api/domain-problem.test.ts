@@ -12,7 +12,7 @@ import { ERRORS } from '../../src/web/problem.js';
 
 const CODES = Object.keys(DOMAIN_ERROR_CODES) as DomainErrorCode[];
 
-/** The codes of CONTRACT 2.2 a service decides (the others come from the guard or the framework). */
+/** The codes of CONTRACT 2.2 and 8.1 a service decides (the others come from the guard, the framework or the route). */
 const CONTRACT_CODES: DomainErrorCode[] = [
   'validation_failed',
   'invalid_cursor',
@@ -24,6 +24,12 @@ const CONTRACT_CODES: DomainErrorCode[] = [
   'provider_not_enabled',
   'provider_auth_mismatch',
   'idempotency_key_reused',
+  // The gateway's (CONTRACT 8.1).
+  'credential_needs_reauth',
+  'proxy_not_supported',
+  'proxy_target_not_allowed',
+  'provider_unavailable',
+  'provider_timeout',
 ];
 
 describe('problemOf', () => {
