@@ -1,9 +1,9 @@
 /**
  * `GET|POST|PUT|PATCH|DELETE /v1/end-users/{externalUserId}/proxy/{provider}/{path}` (CONTRACT 8.1):
  * the member's credential used on the provider's API, the caller never holding it. Behind the same
- * guard and rate limit as every /v1 route; the handler's member read returns the auth version (as
- * the member read of GET /v1/end-users/{id} does), so the keys are confirmed by it before anything is
- * called.
+ * guard and rate limit as every /v1 route; the handler's one read (the member, its credential of the
+ * provider, a custom provider's definition) returns the auth version, as the member read of
+ * GET /v1/end-users/{id} does, so the keys are confirmed by it before anything is called.
  *
  * Bodies stream both ways: this route has no body parser (the caller's body is piped to the provider
  * through a limit), and the answer is passed on as the caller reads it. What Keyward itself refuses is
@@ -11,11 +11,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { readMember } from '../services/audience/members.js';
 import type { ServiceContext } from '../services/context.js';
 import type { ByteCount } from '../services/gateway/read-ahead.js';
 import { observedProvider } from '../services/observer.js';
-import { prepareProxyCall } from '../services/proxy/proxy-call.js';
+import { prepareProxyCall, readForProxy } from '../services/proxy/proxy-call.js';
 import { Problem } from '../web/problem.js';
 import { proxiedTarget } from '../web/proxy-paths.js';
 import { type ApiInstance, authOf } from './api-instance.js';
@@ -86,7 +85,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       );
     });
 
-    const read = await readMember(ctx, authOf(request).serverId, request.params.externalUserId);
+    const read = await readForProxy(ctx, authOf(request).serverId, request.params.externalUserId, provider);
     await guard.confirm(request, read.authVersion);
     const declared = declaredLength(request.raw);
     if (declared !== null && declared > limits.maxBodyBytes) {

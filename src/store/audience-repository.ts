@@ -99,8 +99,20 @@ export interface MemberWithCredentials {
   credentials: Credential[];
 }
 
+/**
+ * What a proxied call reads (CONTRACT 8.1): the auth version, the member (if any), its credential of
+ * the provider (if any) and the server's own definition of that provider (if it is a custom one).
+ */
+export interface MemberCredentialForProxy {
+  authVersion: string;
+  member: { id: string; created_at: string; updated_at: string } | undefined;
+  credential: Credential | undefined;
+  customDefinition: string | null;
+}
+
 export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
+  readonly #memberCredentialForProxy;
 
   constructor(connections: Connections) {
     super(connections);
@@ -122,6 +134,38 @@ export class AudienceRepository extends Repository {
         .where('v.id', '=', sql.lit(1))
         .orderBy('c.provider'),
     );
+    // The same, for one provider, with the server's definition of it where it is a custom one: a
+    // proxied call's one statement (one round trip on PostgreSQL, where two cost ~100 µs of CPU a call).
+    this.#memberCredentialForProxy = preparedQuery(reader, 3, (serverId: string, externalUserId: string, provider: string) =>
+      root
+        .selectFrom('auth_version as v')
+        .leftJoin('audience_members as m', (join) =>
+          join.on('m.server_id', '=', sql<string>`cast(${serverId} as text)`).on('m.external_user_id', '=', sql<string>`cast(${externalUserId} as text)`),
+        )
+        .leftJoin('credentials as c', (join) => join.onRef('c.member_id', '=', 'm.id').on('c.provider', '=', sql<string>`cast(${provider} as text)`))
+        .leftJoin('custom_providers as p', (join) => join.onRef('p.server_id', '=', 'm.server_id').onRef('p.slug', '=', 'c.provider'))
+        .select([
+          'v.version as auth_version',
+          'm.id as m_id',
+          'm.created_at as m_created_at',
+          'm.updated_at as m_updated_at',
+          'p.definition as custom_definition',
+        ])
+        .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const))
+        .where('v.id', '=', sql.lit(1)),
+    );
+  }
+
+  /** The read of a proxied call, in one statement on the per-request reader (as memberWithCredentials). */
+  async memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<MemberCredentialForProxy> {
+    const [row] = await this.#memberCredentialForProxy(serverId, externalUserId, provider);
+    const { auth_version, m_id, m_created_at, m_updated_at, custom_definition, ...credential } = row!;
+    return {
+      authVersion: String(auth_version),
+      member: m_id === null ? undefined : { id: m_id, created_at: m_created_at!, updated_at: m_updated_at! },
+      credential: credential.id === null ? undefined : (credential as Credential),
+      customDefinition: custom_definition ?? null,
+    };
   }
 
   /**

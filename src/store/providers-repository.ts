@@ -1,7 +1,5 @@
 /** The providers enabled on a server (server_providers) and its custom providers. */
 import type { Insertable, Selectable } from 'kysely';
-import type { Connections, Db } from './connections.js';
-import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
 import type { CustomProvidersTable, ServerProvidersTable } from './schema.js';
 
@@ -19,25 +17,9 @@ export interface EnabledProviderListing {
 }
 
 export class ProvidersRepository extends Repository {
-  readonly #customDefinition;
-
-  constructor(connections: Connections) {
-    super(connections);
-    // Compiled once and run on the per-request reader: a proxied call to a custom provider reads it every time.
-    this.#customDefinition = preparedQuery(connections.reader, 2, (serverId: string, slug: string) =>
-      this.#customDefinitionQuery(connections.root, serverId, slug),
-    );
-  }
-
-  #customDefinitionQuery(db: Db, serverId: string, slug: string) {
-    return db.selectFrom('custom_providers').select('definition').where('server_id', '=', serverId).where('slug', '=', slug);
-  }
-
-  /** A server's custom provider of that slug: its JSON definition (within the call chain's transaction, where one is open). */
+  /** A server's custom provider of that slug: its JSON definition. */
   async customDefinition(serverId: string, slug: string): Promise<string | undefined> {
-    const row = this.connections.inTransaction
-      ? await this.#customDefinitionQuery(this.db, serverId, slug).executeTakeFirst()
-      : (await this.#customDefinition(serverId, slug))[0];
+    const row = await this.db.selectFrom('custom_providers').select('definition').where('server_id', '=', serverId).where('slug', '=', slug).executeTakeFirst();
     return row?.definition;
   }
 

@@ -12,11 +12,12 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { type ProviderApi, proxiable } from '../../catalog/provider-definition.js';
+import { type Provider, type ProviderApi, proxiable } from '../../catalog/provider-definition.js';
 import { discard, OutboundError } from '../../outbound/outbound-http.js';
 import { iso } from '../../primitives/clock.js';
+import type { MemberCredentialForProxy } from '../../store/audience-repository.js';
 import type { CredentialRow } from '../../store/schema.js';
-import { endUserNotFound, type MemberRead } from '../audience/members.js';
+import { endUserNotFound } from '../audience/members.js';
 import type { ServiceContext } from '../context.js';
 import { openCredentialSecret } from '../credentials/credentials.js';
 import { noteUse } from '../credentials/usage.js';
@@ -26,7 +27,6 @@ import { proxyTarget } from '../gateway/proxy-target.js';
 import { answerBody, type ByteCount, type ReadAhead, readAhead } from '../gateway/read-ahead.js';
 import { type InjectedAuth, staticInjection, withQuery } from '../gateway/static-auth.js';
 import { readFresh, readRefreshedAfterRefusal } from '../oauth/token-refresh.js';
-import { findProviderDefinition } from '../providers/server-providers.js';
 
 /** An OAuth token that expires within this is refreshed before the call (CONTRACT 8.1). */
 const MIN_VALIDITY_SECONDS = 60;
@@ -62,16 +62,31 @@ function refusal(code: 'proxy_not_supported' | 'proxy_target_not_allowed' | 'cre
   return new DomainError(code, { detail });
 }
 
+/** What a proxied call reads first, in one statement, and when it began (a refresh attempt after that is its answer too). */
+export interface ProxyRead extends MemberCredentialForProxy {
+  since: string;
+}
+
+/**
+ * The member, its credential of the provider and a custom provider's definition, with the auth
+ * version for the caller to confirm the keys by (api/proxy.ts) before anything is refreshed or called.
+ */
+export async function readForProxy(ctx: ServiceContext, serverId: string, externalUserId: string, provider: string): Promise<ProxyRead> {
+  const since = iso(ctx.clock.now());
+  return { since, ...(await ctx.store.audience.memberCredentialForProxy(serverId, externalUserId, provider)) };
+}
+
 /**
  * The member's credential of the provider, its API and the URL to call, checked before any body is
  * read; the credential's use noted then (CONTRACT 8.4), so that a database failing here is answered
  * before any provider saw the call.
  */
-export async function prepareProxyCall(ctx: ServiceContext, read: MemberRead, input: ProxyTargetInput): Promise<ProxyCall> {
+export async function prepareProxyCall(ctx: ServiceContext, read: ProxyRead, input: ProxyTargetInput): Promise<ProxyCall> {
   if (!read.member) throw endUserNotFound();
-  const stored = read.credentials.find((row) => row.provider === input.provider);
+  const stored = read.credential;
   if (!stored) throw refusal('credential_not_found', `This end user has no credential of provider "${input.provider}".`);
-  const provider = await findProviderDefinition(ctx, stored.server_id, input.provider);
+  // A catalog slug is never a custom provider's (custom-providers.ts refuses it).
+  const provider = ctx.catalog(input.provider) ?? (read.customDefinition === null ? null : (JSON.parse(read.customDefinition) as Provider));
   if (!provider || !proxiable(provider)) {
     throw refusal('proxy_not_supported', `Provider "${input.provider}" has no API base URL, so the gateway cannot call it. Read the credential instead.`);
   }
