@@ -14,12 +14,12 @@
  * run, 288 runs a day, 1,440,000 a day. A check waits at most 10 s (gateway/verify-request.ts), so a
  * batch's worst case is 32 rounds of 15 s: 8 minutes, which its lease covers.
  */
-import { randomUUID } from 'node:crypto';
 import type { StaticProvider } from '../../catalog/provider-definition.js';
 import { addSeconds, iso } from '../../primitives/clock.js';
-import type { DueCredential, DuePosition } from '../../store/jobs-repository.js';
+import type { DueCredential } from '../../store/jobs-repository.js';
 import type { ServiceContext } from '../context.js';
 import { CHECK_TIMEOUT_MS, checkableApi } from '../gateway/verify-request.js';
+import { type BatchLimits, runLeasedBatches } from '../leased-batches.js';
 import { checkStoredCredential, passOver, staticProviderOf } from './credential-checks.js';
 
 export const BATCH_SIZE = 500;
@@ -33,11 +33,7 @@ const CALL_MARGIN_SECONDS = 5;
 /** Beyond the checks of a batch, time for the statements around them. */
 const BATCH_MARGIN_SECONDS = 60;
 
-export interface CredentialCheckLimits {
-  batchSize: number;
-  batches: number;
-  concurrency: number;
-}
+export type CredentialCheckLimits = BatchLimits;
 
 /** What a run came to, per credential it picked. */
 export interface CredentialCheckReport {
@@ -62,26 +58,13 @@ export interface CredentialCheckOptions {
   onError?: (error: Error) => void;
 }
 
-/** Runs `work` on each item with at most `limit` under way, starting none once `signal` is aborted. */
-async function eachBounded<T>(items: readonly T[], limit: number, signal: AbortSignal | undefined, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length && !signal?.aborted) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 /** One run as of the context's clock; null when another node holds the run. */
 export async function runCredentialChecks(ctx: ServiceContext, options: CredentialCheckOptions): Promise<CredentialCheckReport | null> {
   if (!Number.isInteger(options.hours) || options.hours < 1) throw new RangeError('the background check needs a period of at least one hour');
   const limits: CredentialCheckLimits = { batchSize: BATCH_SIZE, batches: BATCHES_PER_RUN, concurrency: CONCURRENCY, ...options.limits };
   const callSeconds = Math.ceil(CHECK_TIMEOUT_MS / 1000) + CALL_MARGIN_SECONDS;
   const leaseSeconds = Math.ceil(limits.batchSize / limits.concurrency) * callSeconds + BATCH_MARGIN_SECONDS;
-  const leaseUntil = () => iso(addSeconds(ctx.clock.now(), leaseSeconds));
-  const holder = randomUUID();
   const start = ctx.clock.now();
-  if (!(await ctx.store.jobs.takeLease(CREDENTIAL_CHECKS_JOB, holder, iso(start), leaseUntil()))) return null;
-
   const cutoff = iso(addSeconds(start, -options.hours * 3600));
   const report: CredentialCheckReport = { picked: 0, valid: 0, rejected: 0, unreachable: 0, notCheckable: 0, errors: 0 };
   // A run meets the same few providers again and again: each is looked up once per run.
@@ -111,20 +94,16 @@ export async function runCredentialChecks(ctx: ServiceContext, options: Credenti
       options.onError?.(error instanceof Error ? error : new Error(String(error)));
     }
   };
-  try {
-    // Each batch goes on after the last one's end: a credential left unreachable is not picked twice in a run.
-    let after: DuePosition | null = null;
-    for (let batch = 0; batch < limits.batches && !options.signal?.aborted; batch++) {
-      if (batch > 0 && !(await ctx.store.jobs.renewLease(CREDENTIAL_CHECKS_JOB, holder, leaseUntil()))) break;
-      const due = await ctx.store.jobs.checkDueCredentials(cutoff, after, limits.batchSize);
-      report.picked += due.length;
-      await eachBounded(due, limits.concurrency, options.signal, turn);
-      if (due.length < limits.batchSize) break;
-      const last = due.at(-1)!;
-      after = [last.due_at, last.id];
-    }
-  } finally {
-    await ctx.store.jobs.releaseLease(CREDENTIAL_CHECKS_JOB, holder);
-  }
+  const ran = await runLeasedBatches(ctx, {
+    job: CREDENTIAL_CHECKS_JOB,
+    start,
+    leaseSeconds,
+    limits,
+    signal: options.signal,
+    due: (after, size) => ctx.store.jobs.checkDueCredentials(cutoff, after, size),
+    turn,
+  });
+  if (!ran) return null;
+  report.picked = ran.picked;
   return report;
 }

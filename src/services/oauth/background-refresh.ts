@@ -19,10 +19,9 @@
  * a full table everything is caught up within 17 hours. 16 calls in flight at 0.5 s a provider call
  * make 32 a second: 5,000 in about 160 s, well inside the 5 minutes.
  */
-import { randomUUID } from 'node:crypto';
 import { addSeconds, iso } from '../../primitives/clock.js';
-import type { DueCredential, DuePosition } from '../../store/jobs-repository.js';
 import type { ServiceContext } from '../context.js';
+import { type BatchLimits, runLeasedBatches } from '../leased-batches.js';
 import { refreshInBackground } from './token-refresh.js';
 
 /** Credentials one batch picks (one read of the due index). */
@@ -39,11 +38,7 @@ const CALL_MARGIN_SECONDS = 5;
 /** Beyond the provider calls of a batch, time for the statements around them. */
 const BATCH_MARGIN_SECONDS = 60;
 
-export interface BackgroundRefreshLimits {
-  batchSize: number;
-  batches: number;
-  concurrency: number;
-}
+export type BackgroundRefreshLimits = BatchLimits;
 
 /** What a run came to, per credential it picked. */
 export interface BackgroundRefreshReport {
@@ -86,15 +81,6 @@ const COUNTED = {
   not_enabled: 'notEnabled',
 } as const;
 
-/** Runs `work` on each item with at most `limit` under way, starting none once `signal` is aborted. */
-async function eachBounded<T>(items: readonly T[], limit: number, signal: AbortSignal | undefined, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length && !signal?.aborted) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 /**
  * One run as of the context's clock; null when another node holds the run. The limits are the
  * production ones unless a caller asks for smaller.
@@ -105,37 +91,27 @@ export async function runBackgroundRefresh(ctx: ServiceContext, options: Backgro
   // A batch's worst case: every round of calls waits out the provider timeout.
   const callSeconds = Math.ceil(ctx.providerTimeoutMs / 1000) + CALL_MARGIN_SECONDS;
   const leaseSeconds = Math.ceil(limits.batchSize / limits.concurrency) * callSeconds + BATCH_MARGIN_SECONDS;
-  const leaseUntil = () => iso(addSeconds(ctx.clock.now(), leaseSeconds));
-  const holder = randomUUID();
   const start = ctx.clock.now();
-  if (!(await ctx.store.jobs.takeLease(BACKGROUND_REFRESH_JOB, holder, iso(start), leaseUntil()))) return null;
-
   // Due: not attempted (or, never attempted, not connected) since this moment.
   const cutoff = iso(addSeconds(start, -options.hours * 3600));
   const report = emptyReport();
-  const turn = async (row: DueCredential) => {
-    try {
-      report[COUNTED[await refreshInBackground(ctx, row, cutoff)]] += 1;
-    } catch (error) {
-      report.errors += 1;
-      options.onError?.(error instanceof Error ? error : new Error(String(error)));
-    }
-  };
-  try {
-    // Each batch goes on after the last one's end: a credential left busy or failing is not picked twice in a run.
-    let after: DuePosition | null = null;
-    for (let batch = 0; batch < limits.batches && !options.signal?.aborted; batch++) {
-      // Each batch renews the lease for its own worst case; a node that lost it stops.
-      if (batch > 0 && !(await ctx.store.jobs.renewLease(BACKGROUND_REFRESH_JOB, holder, leaseUntil()))) break;
-      const due = await ctx.store.jobs.dueCredentials(cutoff, after, limits.batchSize);
-      report.picked += due.length;
-      await eachBounded(due, limits.concurrency, options.signal, turn);
-      if (due.length < limits.batchSize) break;
-      const last = due.at(-1)!;
-      after = [last.due_at, last.id];
-    }
-  } finally {
-    await ctx.store.jobs.releaseLease(BACKGROUND_REFRESH_JOB, holder);
-  }
+  const ran = await runLeasedBatches(ctx, {
+    job: BACKGROUND_REFRESH_JOB,
+    start,
+    leaseSeconds,
+    limits,
+    signal: options.signal,
+    due: (after, size) => ctx.store.jobs.dueCredentials(cutoff, after, size),
+    turn: async (row) => {
+      try {
+        report[COUNTED[await refreshInBackground(ctx, row, cutoff)]] += 1;
+      } catch (error) {
+        report.errors += 1;
+        options.onError?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    },
+  });
+  if (!ran) return null;
+  report.picked = ran.picked;
   return report;
 }
