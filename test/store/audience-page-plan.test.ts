@@ -13,6 +13,7 @@ import { storeCredential } from '../../src/services/credentials/credentials.js';
 import { PREFIX_RANGE_LIMIT, PREFIX_WALK_LIMIT, prefixEnd } from '../../src/store/audience-page-queries.js';
 import type { PageFilter, PagePlan, PagePosition } from '../../src/store/audience-repository.js';
 import { ENGINES } from '../helpers/databases.js';
+import { queryPlan } from '../helpers/query-plans.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const AUDIENCE = 20_000;
@@ -127,11 +128,8 @@ describe.each(ENGINES)('the audience page queries on %s', (engine) => {
   afterAll(() => t.close());
 
   /** The database's plan for one page of a plan (or for a statement), as text. */
-  async function explain(plan: PagePlan, filter: PageFilter, after: PagePosition | null, query?: Compilable): Promise<string> {
-    const compiled = (query ?? t.ctx.store.audience.pageQuery(plan, tenant.serverId, filter, after, 21)).compile();
-    const prefix = engine === 'sqlite' ? 'explain query plan ' : 'explain (format text) ';
-    const { rows } = await t.ctx.store.db.executeQuery<Record<string, string>>({ ...compiled, sql: prefix + compiled.sql });
-    return rows.map((row) => row.detail ?? row['QUERY PLAN']).join('\n');
+  function explain(plan: PagePlan, filter: PageFilter, after: PagePosition | null, query?: Compilable): Promise<string> {
+    return queryPlan(t.ctx.store, query ?? t.ctx.store.audience.pageQuery(plan, tenant.serverId, filter, after, 21));
   }
 
   const DEEP: PagePosition = [at(12_000), 'user-12000'];

@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuePosition } from '../../src/store/jobs-repository.js';
 import { ENGINES } from '../helpers/databases.js';
+import { queryPlan } from '../helpers/query-plans.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const CREDENTIALS = 20_000;
@@ -47,12 +48,7 @@ describe.each(ENGINES)('the background jobs statements on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  async function explain(after: DuePosition | null): Promise<string> {
-    const compiled = t.ctx.store.jobs.dueQuery(CUTOFF, after, 500).compile();
-    const prefix = engine === 'sqlite' ? 'explain query plan ' : 'explain (format text) ';
-    const { rows } = await t.ctx.store.db.executeQuery<Record<string, string>>({ ...compiled, sql: prefix + compiled.sql });
-    return rows.map((row) => row.detail ?? row['QUERY PLAN']).join('\n');
-  }
+  const explain = (after: DuePosition | null) => queryPlan(t.ctx.store, t.ctx.store.jobs.dueQuery(CUTOFF, after, 500));
 
   it('reads the due index in order from the start and from a position, with no scan or sort', async () => {
     for (const after of [null, [at(5_000), 'cred_5000'] as const]) {

@@ -11,6 +11,7 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
 import type { NewWebhookMessage } from '../../src/store/webhooks-repository.js';
 import { ENGINES } from '../helpers/databases.js';
+import { queryPlan } from '../helpers/query-plans.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
@@ -144,10 +145,7 @@ describe.each(ENGINES)('the webhook dispatcher statements on %s', (engine) => {
     for (let batch = 0; batch < 5; batch++) {
       await webhooks.addMessages(Array.from({ length: 1000 }, (_, i) => message(endpoints[i % 3]!, `msg_b${batch}_${i}`, -1)));
     }
-    const compiled = webhookDelivery.dueEndpointsQuery(at(0), [endpoints[2]!], [], 32).compile();
-    const prefix = engine === 'sqlite' ? 'explain query plan ' : 'explain (format text) ';
-    const { rows } = await db.executeQuery<Record<string, string>>({ ...compiled, sql: prefix + compiled.sql });
-    const plan = rows.map((r) => r.detail ?? r['QUERY PLAN']).join('\n');
+    const plan = await queryPlan({ db, engine }, webhookDelivery.dueEndpointsQuery(at(0), [endpoints[2]!], [], 32));
     if (engine === 'postgres') {
       // No semi-join at all: given one, the planner may choose (and in the benchmark chose) to hash
       // every pending message of every endpoint on each call; a subquery per endpoint cannot.
