@@ -34,7 +34,11 @@ export const commands: Record<string, Command> = {
   'server secrets': {
     usage: 'server secrets --server S --readable true|false',
     options: { server: { type: 'string', required: true }, readable: { type: 'string', required: true } },
-    run: (ctx, o) => setSecretsReadable(ctx, str(o, 'server'), trueOrFalse(o, 'readable'), CLI_ACTOR),
+    // The contract's output names the setting only, changed or not.
+    run: async (ctx, o) => {
+      const { serverId, secretsReadable } = await setSecretsReadable(ctx, str(o, 'server'), trueOrFalse(o, 'readable'), CLI_ACTOR);
+      return { serverId, secretsReadable };
+    },
     text: (r) =>
       r.secretsReadable
         ? `Credentials of ${r.serverId} can be read through the API.`

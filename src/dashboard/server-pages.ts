@@ -129,12 +129,10 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
       const context = pageContext(request);
       const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
       const readable = request.body.readable === 'true';
-      // No change, no audit event: the trail should list only real changes.
-      if (readable === ((await getServer(ctx, server.id)).secrets_readable !== 0)) {
-        return reply.redirect(`/dashboard/servers/${server.id}?notice=secrets-unchanged`, 303);
-      }
-      await setSecretsReadable(ctx, server.id, readable, userActor(context.user.userId));
-      return reply.redirect(`/dashboard/servers/${server.id}?notice=${readable ? 'secrets-readable' : 'secrets-withheld'}`, 303);
+      // Compared and changed in one transaction by the service: no change, no audit event.
+      const { changed } = await setSecretsReadable(ctx, server.id, readable, userActor(context.user.userId));
+      const notice = !changed ? 'secrets-unchanged' : readable ? 'secrets-readable' : 'secrets-withheld';
+      return reply.redirect(`/dashboard/servers/${server.id}?notice=${notice}`, 303);
     },
   );
 

@@ -61,19 +61,25 @@ export async function setServerMode(ctx: ServiceContext, serverId: string, mode:
   return { serverId, mode };
 }
 
-/** One change to a server's settings and its audit entry (what `apply` says it changed), in one transaction. */
+/**
+ * One change to a server's settings and its audit entry (what `apply` says it changed), in one
+ * transaction; `apply` answers null where there is nothing to change, and then nothing is written or
+ * audited. Whether anything changed.
+ */
 async function changeServer(
   ctx: ServiceContext,
   serverId: string,
   actor: Actor,
   action: AuditAction,
-  apply: (server: Awaited<ReturnType<typeof getServer>>, now: string) => Promise<Record<string, unknown>>,
-): Promise<void> {
+  apply: (server: Awaited<ReturnType<typeof getServer>>, now: string) => Promise<Record<string, unknown> | null>,
+): Promise<boolean> {
   const now = iso(ctx.clock.now());
-  await ctx.store.transaction(async () => {
+  return ctx.store.transaction(async () => {
     const server = await getServer(ctx, serverId);
     const detail = await apply(server, now);
+    if (detail === null) return false;
     await recordAudit(ctx, { accountId: server.account_id, serverId, actor, action, targetId: serverId, detail, at: now });
+    return true;
   });
 }
 
@@ -84,11 +90,13 @@ async function changeServer(
  * it was.
  */
 export async function setSecretsReadable(ctx: ServiceContext, serverId: string, readable: boolean, actor: Actor) {
-  await changeServer(ctx, serverId, actor, 'server.secrets_readable_changed', async (server, now) => {
+  const changed = await changeServer(ctx, serverId, actor, 'server.secrets_readable_changed', async (server, now) => {
+    // Set as it already is: nothing to write, and no audit entry (the trail lists only real changes).
+    if ((server.secrets_readable !== 0) === readable) return null;
     await ctx.store.servers.setSecretsReadable(serverId, readable, now);
     return { from: server.secrets_readable !== 0, to: readable };
   });
-  return { serverId, secretsReadable: readable };
+  return { serverId, secretsReadable: readable, changed };
 }
 
 /**
