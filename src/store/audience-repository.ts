@@ -110,6 +110,14 @@ export interface MemberCredentialForProxy {
   customDefinition: string | null;
 }
 
+/** An argument compared through a cast: never a bare `column = ?` in the member reads (see the constructor). */
+const asText = (value: string) => sql<string>`cast(${value} as text)`;
+
+/** The member's columns of a member read's row; undefined where the server has no such member. */
+function memberOf(row: { m_id: string | null; m_created_at: string | null; m_updated_at: string | null }): MemberWithCredentials['member'] {
+  return row.m_id === null ? undefined : { id: row.m_id, created_at: row.m_created_at!, updated_at: row.m_updated_at! };
+}
+
 export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
   readonly #memberCredentialForProxy;
@@ -122,37 +130,26 @@ export class AudienceRepository extends Repository {
     // indexes' `type = '…'` and, having looked at the bound value, re-prepares the statement each time
     // its parameters are bound, that is on every call (44 µs against 11 µs, bench/RESULTS.md). So the
     // arguments are compared through a cast, and the version's row id is written in the text.
-    this.#memberWithCredentials = preparedQuery(reader, 2, (serverId: string, externalUserId: string) =>
+    const versionAndMember = (serverId: string, externalUserId: string) =>
       root
         .selectFrom('auth_version as v')
-        .leftJoin('audience_members as m', (join) =>
-          join.on('m.server_id', '=', sql<string>`cast(${serverId} as text)`).on('m.external_user_id', '=', sql<string>`cast(${externalUserId} as text)`),
-        )
-        .leftJoin('credentials as c', 'c.member_id', 'm.id')
+        .leftJoin('audience_members as m', (join) => join.on('m.server_id', '=', asText(serverId)).on('m.external_user_id', '=', asText(externalUserId)))
         .select(['v.version as auth_version', 'm.id as m_id', 'm.created_at as m_created_at', 'm.updated_at as m_updated_at'])
+        .where('v.id', '=', sql.lit(1));
+    this.#memberWithCredentials = preparedQuery(reader, 2, (serverId: string, externalUserId: string) =>
+      versionAndMember(serverId, externalUserId)
+        .leftJoin('credentials as c', 'c.member_id', 'm.id')
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const))
-        .where('v.id', '=', sql.lit(1))
         .orderBy('c.provider'),
     );
     // The same, for one provider, with the server's definition of it where it is a custom one: a
     // proxied call's one statement (one round trip on PostgreSQL, where two cost ~100 µs of CPU a call).
     this.#memberCredentialForProxy = preparedQuery(reader, 3, (serverId: string, externalUserId: string, provider: string) =>
-      root
-        .selectFrom('auth_version as v')
-        .leftJoin('audience_members as m', (join) =>
-          join.on('m.server_id', '=', sql<string>`cast(${serverId} as text)`).on('m.external_user_id', '=', sql<string>`cast(${externalUserId} as text)`),
-        )
-        .leftJoin('credentials as c', (join) => join.onRef('c.member_id', '=', 'm.id').on('c.provider', '=', sql<string>`cast(${provider} as text)`))
+      versionAndMember(serverId, externalUserId)
+        .leftJoin('credentials as c', (join) => join.onRef('c.member_id', '=', 'm.id').on('c.provider', '=', asText(provider)))
         .leftJoin('custom_providers as p', (join) => join.onRef('p.server_id', '=', 'm.server_id').onRef('p.slug', '=', 'c.provider'))
-        .select([
-          'v.version as auth_version',
-          'm.id as m_id',
-          'm.created_at as m_created_at',
-          'm.updated_at as m_updated_at',
-          'p.definition as custom_definition',
-        ])
-        .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const))
-        .where('v.id', '=', sql.lit(1)),
+        .select('p.definition as custom_definition')
+        .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
     );
   }
 
@@ -162,7 +159,7 @@ export class AudienceRepository extends Repository {
     const { auth_version, m_id, m_created_at, m_updated_at, custom_definition, ...credential } = row!;
     return {
       authVersion: String(auth_version),
-      member: m_id === null ? undefined : { id: m_id, created_at: m_created_at!, updated_at: m_updated_at! },
+      member: memberOf({ m_id, m_created_at, m_updated_at }),
       credential: credential.id === null ? undefined : (credential as Credential),
       customDefinition: custom_definition ?? null,
     };
@@ -183,7 +180,7 @@ export class AudienceRepository extends Repository {
     // a credential row as it stands (the member's columns beside it are never sent: the response schema
     // lists what leaves).
     const credentials = first.id === null ? [] : (rows as Credential[]);
-    return { authVersion, member: { id: first.m_id, created_at: first.m_created_at!, updated_at: first.m_updated_at! }, credentials };
+    return { authVersion, member: memberOf(first), credentials };
   }
 
   /** The member's row id, made on first use. Concurrent first uses meet at the unique (server, external id). */
