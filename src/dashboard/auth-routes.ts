@@ -12,7 +12,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AddressLimit } from '../auth/rate-limit.js';
 import type { ServiceContext } from '../services/context.js';
-import { endSession, openSession, SESSION_SECONDS, signIn, signUp, signUpAllowed } from '../services/users/sessions.js';
+import { endSession, openSession, SESSION_LIFETIME_SECONDS, signIn, signUp, signUpAllowed } from '../services/users/sessions.js';
 import { cookie, readCookie } from '../web/cookies.js';
 import { nonceCookie, nonceMatches } from '../web/nonce-cookie.js';
 import { expiredAnonymousForm, signInForm, signUpClosed, signUpForm } from './auth-views.js';
@@ -30,7 +30,7 @@ export interface SessionCookies {
 }
 
 export function sessionCookie(token: string, options: SessionCookies): string {
-  return cookie(SESSION_COOKIE, token, { path: '/dashboard', sameSite: 'Lax', secure: options.secure, maxAge: SESSION_SECONDS });
+  return cookie(SESSION_COOKIE, token, { path: '/dashboard', sameSite: 'Lax', secure: options.secure, maxAge: SESSION_LIFETIME_SECONDS });
 }
 
 export function clearedSessionCookie(options: SessionCookies): string {
@@ -91,7 +91,7 @@ export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, 
       sendPage(reply, signInForm(csrf, email, errors ?? {}, { text, signUp: await signUpAllowed(ctx) }), status);
     if (errors) return again(422);
     if (overLimit(request)) return again(429, TOO_MANY_FROM_ADDRESS);
-    const result = await signIn(ctx, { email, password });
+    const result = await signIn(ctx, { email, password, device: { userAgent: request.headers['user-agent'], address: request.ip } });
     if (result.ok) return startSession(request, reply, result.token);
     if (result.reason === 'locked') return again(429, `Too many failed sign-ins for this email. Try again after ${clockTime(result.until)}.`);
     const locked = result.lockedUntil ? ` Too many failed sign-ins for this email: try again after ${clockTime(result.lockedUntil)}.` : '';

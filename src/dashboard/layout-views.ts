@@ -83,6 +83,15 @@ export function formExpiredPage(): string {
   return publicPage('Form expired', html`<p>This form could not be verified. Go back, reload the page and try again.</p>`);
 }
 
+/** A page or form the user's role does not allow (CONTRACT 9): nothing was changed. */
+export function roleRefusedPage(role: string): string {
+  return publicPage(
+    'Not allowed',
+    html`<p>Your role (${role}) cannot do this.</p>
+<p><a href="/dashboard">Back to the dashboard</a></p>`,
+  );
+}
+
 /** Sign-in and sign-up: a centred card without navigation. */
 export function publicPage(title: string, body: SafeHtml): string {
   return document(

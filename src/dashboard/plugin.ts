@@ -8,6 +8,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sameText } from '../primitives/digest.js';
 import type { ServiceContext } from '../services/context.js';
+import { mayDo } from '../services/team/roles.js';
 import { newFormNonce } from '../services/users/dashboard-forms.js';
 import { endSession, openSession } from '../services/users/sessions.js';
 import { readCookie } from '../web/cookies.js';
@@ -17,7 +18,8 @@ import { answerErrors } from '../web/problem-answers.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
 import { readRefusal } from './domain-errors.js';
 import { sendPage } from './layout.js';
-import { errorPage, formExpiredPage, type PageContext } from './layout-views.js';
+import { errorPage, formExpiredPage, type PageContext, roleRefusedPage } from './layout-views.js';
+import { routeAction } from './route-actions.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,14 +59,25 @@ export async function dashboardPlugin(scope: FastifyInstance, options: Dashboard
   registerAuthRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
 
   await scope.register(async (signedIn) => {
+    // A route the table does not name would be open to every role: it is not registered at all.
+    signedIn.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) {
+        if (method !== 'HEAD' && routeAction(method, route.url) === undefined)
+          throw new Error(`${method} ${route.url} has no action in DASHBOARD_ROUTE_ACTIONS`);
+      }
+    });
     signedIn.addHook('preHandler', async (request, reply) => {
       const token = readCookie(request.headers.cookie, SESSION_COOKIE);
-      const user = token ? await openSession(ctx, token) : null;
+      // Read on every request, with the user's role: a removal or a demotion counts from the next one, on every node.
+      const user = token ? await openSession(ctx, token, { userAgent: request.headers['user-agent'], address: request.ip }) : null;
       if (!user) return reply.redirect('/dashboard/sign-in', 303);
       const csrf = ctx.vault.mac(`dashboard-csrf|${user.sessionId}`);
       if (request.method === 'POST' && !sameText(formText(request.body, 'csrf'), csrf)) {
         return sendPage(reply, formExpiredPage(), 403);
       }
+      const action = routeAction(request.method === 'HEAD' ? 'GET' : request.method, request.routeOptions.url ?? '');
+      // Judged before the handler runs: before any confirmation page, and before any rule of the change itself.
+      if (!action || !mayDo(user.role, action)) return sendPage(reply, roleRefusedPage(user.role), 403);
       request.dashboard = { user, csrf, once: newFormNonce() };
     });
     signedIn.get('/', async (_request, reply) => reply.redirect(HOME, 303));

@@ -15,6 +15,7 @@ import { retiredMasterKeysMigration } from './migrations/013-retired-master-keys
 import { instanceSecretsMigration } from './migrations/014-instance-secrets.js';
 import { serverSecretsReadableMigration } from './migrations/015-server-secrets-readable.js';
 import { credentialUsageMigration } from './migrations/016-credential-usage.js';
+import { teamMigration } from './migrations/017-team.js';
 import type { Store } from './store.js';
 
 /**
@@ -48,6 +49,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '014-instance-secrets': instanceSecretsMigration(store.engine),
     '015-server-secrets-readable': serverSecretsReadableMigration(store.engine),
     '016-credential-usage': credentialUsageMigration(),
+    '017-team': teamMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

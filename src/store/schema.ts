@@ -11,12 +11,18 @@ export interface AccountsTable {
   updated_at: string;
 }
 
+/** A dashboard user's role in their account (CONTRACT 9; services/team/roles.ts says what each may do). */
+export type TeamRole = 'owner' | 'admin' | 'developer' | 'viewer';
+
 export interface AccountUsersTable {
   id: string;
   account_id: string;
   email: string;
   password_hash: string | null;
   created_at: string;
+  /** CONTRACT 9: `owner`, `admin`, `developer` or `viewer` (services/team/roles.ts). */
+  role: TeamRole;
+  last_sign_in_at: string | null;
 }
 
 export interface DashboardSessionsTable {
@@ -25,7 +31,31 @@ export interface DashboardSessionsTable {
   token_digest: string;
   user_id: string;
   created_at: string;
+  /** The idle deadline: 12 h after the last request, moved at most once a minute (services/users/sessions.ts). */
   expires_at: string;
+  /** The absolute deadline: 7 days after sign-in. */
+  ends_at: string;
+  last_seen_at: string;
+  /** The browser's User-Agent and address at sign-in, for the "Security" page's list. */
+  user_agent: string | null;
+  address: string | null;
+}
+
+/** An invitation to an account's team (CONTRACT 9): only a digest of its link's token is stored. */
+export interface TeamInvitationsTable {
+  id: string;
+  account_id: string;
+  email: string;
+  role: TeamRole;
+  token_digest: string;
+  /** Who invited: `user:usr_…` or `cli`. */
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  /** The user the invitation made. */
+  used_by: string | null;
+  revoked_at: string | null;
 }
 
 /** A used one-time form nonce (a dashboard form that creates something): kept until `expires_at`. */
@@ -308,6 +338,7 @@ export interface Database {
   accounts: AccountsTable;
   account_users: AccountUsersTable;
   dashboard_sessions: DashboardSessionsTable;
+  team_invitations: TeamInvitationsTable;
   dashboard_form_uses: DashboardFormUsesTable;
   sign_in_attempts: SignInAttemptsTable;
   servers: ServersTable;

@@ -8,16 +8,31 @@ export class SessionsRepository extends Repository {
     await this.db.insertInto('dashboard_sessions').values(session).execute();
   }
 
-  /** The session of this token digest if it is still live at `now`, with its user and account. */
+  /** The session of this token digest if it is still live at `now` (neither idle nor past its end), with its user, role and account. */
   userSession(tokenDigest: string, now: string) {
     return this.db
       .selectFrom('dashboard_sessions as s')
       .innerJoin('account_users as u', 'u.id', 's.user_id')
       .innerJoin('accounts as a', 'a.id', 'u.account_id')
-      .select(['s.id as sessionId', 'u.id as userId', 'u.account_id as accountId', 'u.email', 'a.name as accountName'])
+      .select([
+        's.id as sessionId',
+        'u.id as userId',
+        'u.account_id as accountId',
+        'u.email',
+        'u.role',
+        'a.name as accountName',
+        's.last_seen_at as lastSeenAt',
+        's.ends_at as endsAt',
+      ])
       .where('s.token_digest', '=', tokenDigest)
       .where('s.expires_at', '>', now)
+      .where('s.ends_at', '>', now)
       .executeTakeFirst();
+  }
+
+  /** A request of the session at `now`: its idle deadline moves to `expiresAt`. */
+  async seen(sessionId: string, now: string, expiresAt: string): Promise<void> {
+    await this.db.updateTable('dashboard_sessions').set({ last_seen_at: now, expires_at: expiresAt }).where('id', '=', sessionId).execute();
   }
 
   async end(tokenDigest: string): Promise<void> {

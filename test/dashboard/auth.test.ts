@@ -55,7 +55,7 @@ describe.each(ENGINES)('dashboard sign-in on %s', (engine) => {
     const response = await signIn(client, 'cookie@acme.example', PASSWORD);
     expect(response.statusCode).toBe(303);
     const header = ([] as string[]).concat(response.headers['set-cookie'] as string | string[]).find((c) => c.startsWith('keyward_session='))!;
-    expect(header.split('; ').slice(1)).toEqual(['Path=/dashboard', 'HttpOnly', 'SameSite=Lax', 'Max-Age=43200']);
+    expect(header.split('; ').slice(1)).toEqual(['Path=/dashboard', 'HttpOnly', 'SameSite=Lax', 'Max-Age=604800']);
   });
 
   it('sends a new user from sign-up to sign in, and keeps the first account of a taken email as it was', async () => {
@@ -218,7 +218,7 @@ describe('dashboard cookies behind https', () => {
       expect(String(page.headers['set-cookie'])).toMatch(/^keyward_dashboard_csrf=[^;]+; Path=\/dashboard; HttpOnly; SameSite=Strict; Secure$/);
       await client.post('/dashboard/sign-up', { csrf: csrfOf(page.body), accountName: 'Secure', email: 'secure@acme.example', password: PASSWORD });
       const response = await client.post('/dashboard/sign-in', { csrf: csrfOf(page.body), email: 'secure@acme.example', password: PASSWORD });
-      expect(String(response.headers['set-cookie'])).toMatch(/^keyward_session=[^;]+; Path=\/dashboard; HttpOnly; SameSite=Lax; Secure; Max-Age=43200$/);
+      expect(String(response.headers['set-cookie'])).toMatch(/^keyward_session=[^;]+; Path=\/dashboard; HttpOnly; SameSite=Lax; Secure; Max-Age=604800$/);
     } finally {
       await t.close();
     }

@@ -5,7 +5,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSweeps, standardSweeps } from '../../src/services/retention/sweeps.js';
-import { SESSION_SECONDS } from '../../src/services/users/sessions.js';
+import { SESSION_LIFETIME_SECONDS } from '../../src/services/users/sessions.js';
 import { LOCK_SECONDS } from '../../src/services/users/sign-in-attempts.js';
 import { DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
@@ -114,7 +114,7 @@ describe.each(ENGINES)('forms that create something, on %s', (engine) => {
     expect(before.attempts).toBeGreaterThan(0);
     const sweeps = standardSweeps({ auditRetentionDays: null }).filter((s) => s.name === 'dashboard_form_uses' || s.name === 'sign_in_attempts');
     expect(await runSweeps(t.ctx, sweeps)).toEqual({ dashboard_form_uses: 0, sign_in_attempts: 0 });
-    t.clock.advance(Math.max(SESSION_SECONDS, LOCK_SECONDS) + 1);
+    t.clock.advance(Math.max(SESSION_LIFETIME_SECONDS, LOCK_SECONDS) + 1);
     // Bounded batches: one row a statement, one statement a run, until none is left.
     let swept = 0;
     while ((await runSweeps(t.ctx, sweeps, { rows: 1, batches: 1 }))!.dashboard_form_uses === 1) swept += 1;

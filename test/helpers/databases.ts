@@ -29,6 +29,7 @@ export const ALL_MIGRATIONS = [
   '014-instance-secrets',
   '015-server-secrets-readable',
   '016-credential-usage',
+  '017-team',
 ];
 
 export interface TestDatabase {

@@ -60,8 +60,9 @@ describe.each(ENGINES)('migration 012 on %s', (engine) => {
 
     expect(await migrateToLatest(store)).toContain('012-account-users');
 
+    // 017 (the team) makes the account's one user its owner.
     expect(await store.db.selectFrom('account_users').selectAll().execute()).toEqual([
-      { id: 'usr_1', account_id: 'acct_1', email: 'a@acme.example', password_hash: null, created_at: 't' },
+      { id: 'usr_1', account_id: 'acct_1', email: 'a@acme.example', password_hash: null, created_at: 't', role: 'owner', last_sign_in_at: null },
     ]);
     expect(await store.db.selectFrom('dashboard_sessions').select(['id', 'user_id']).execute()).toEqual([{ id: 'ses_1', user_id: 'usr_1' }]);
     expect(await store.db.selectFrom('audit_events').select(['id', 'actor']).orderBy('id').execute()).toEqual([
@@ -77,10 +78,31 @@ describe.each(ENGINES)('migration 012 on %s', (engine) => {
     ]);
 
     // The keys still hold: a unique email, a session of no user refused, a user's sessions deleted with it.
-    const user = { id: 'usr_2', account_id: 'acct_1', email: 'a@acme.example', password_hash: null, created_at: 't' };
+    const user = {
+      id: 'usr_2',
+      account_id: 'acct_1',
+      email: 'a@acme.example',
+      password_hash: null,
+      created_at: 't',
+      role: 'viewer' as const,
+      last_sign_in_at: null,
+    };
     await expect(store.db.insertInto('account_users').values(user).execute()).rejects.toThrow();
     await expect(
-      store.db.insertInto('dashboard_sessions').values({ id: 'ses_2', token_digest: 'd2', user_id: 'usr_9', created_at: 't', expires_at: 'u' }).execute(),
+      store.db
+        .insertInto('dashboard_sessions')
+        .values({
+          id: 'ses_2',
+          token_digest: 'd2',
+          user_id: 'usr_9',
+          created_at: 't',
+          expires_at: 'u',
+          ends_at: 'u',
+          last_seen_at: 't',
+          user_agent: null,
+          address: null,
+        })
+        .execute(),
     ).rejects.toThrow();
     await store.db.deleteFrom('account_users').where('id', '=', 'usr_1').execute();
     expect(await store.db.selectFrom('dashboard_sessions').select('id').execute()).toEqual([]);

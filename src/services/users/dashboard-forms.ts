@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { addSeconds, iso } from '../../primitives/clock.js';
 import type { ServiceContext } from '../context.js';
-import { SESSION_SECONDS } from './sessions.js';
+import { SESSION_LIFETIME_SECONDS } from './sessions.js';
 
 export const FORM_NONCE = /^[A-Za-z0-9_-]{24}$/;
 
@@ -21,7 +21,7 @@ export function newFormNonce(): string {
  */
 export async function claimFormNonce(ctx: ServiceContext, nonce: string): Promise<boolean> {
   const now = ctx.clock.now();
-  return ctx.store.sessions.claimFormNonce(nonce, iso(now), iso(addSeconds(now, SESSION_SECONDS)));
+  return ctx.store.sessions.claimFormNonce(nonce, iso(now), iso(addSeconds(now, SESSION_LIFETIME_SECONDS)));
 }
 
 /** Gives a claimed nonce back when its submission was refused and made nothing, so sending it again may act. */

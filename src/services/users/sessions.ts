@@ -13,11 +13,17 @@ import { newId } from '../../primitives/ids.js';
 import { isToken, newToken } from '../../primitives/random-tokens.js';
 import type { ServiceContext } from '../context.js';
 import { DomainError } from '../domain-error.js';
+import type { TeamRole } from '../team/roles.js';
 import { createAccount } from './accounts.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { clearSignInAttempts, MAX_SIGN_IN_ATTEMPTS, takeSignInAttempt } from './sign-in-attempts.js';
 
-export const SESSION_SECONDS = 12 * 3600;
+/** A session ends after this long without a request (CONTRACT 9)… */
+export const SESSION_IDLE_SECONDS = 12 * 3600;
+/** …and this long after sign-in, whatever its use. */
+export const SESSION_LIFETIME_SECONDS = 7 * 24 * 3600;
+/** A session's last request is written at most this often: every request reads the session, few need write it. */
+const SEEN_EVERY_SECONDS = 60;
 
 export interface UserSession {
   sessionId: string;
@@ -25,18 +31,31 @@ export interface UserSession {
   accountId: string;
   email: string;
   accountName: string;
+  role: TeamRole;
+}
+
+/** Where a browser signs in from, kept with its session for the user's list of sessions. */
+export interface SessionDevice {
+  userAgent: string | undefined;
+  address: string;
 }
 
 /** A new session: a fresh random token every time, so no id chosen before sign-in survives it. */
-async function createSession(ctx: ServiceContext, userId: string): Promise<string> {
+export async function createSession(ctx: ServiceContext, userId: string, device: SessionDevice): Promise<string> {
   const token = newToken();
   const now = ctx.clock.now();
+  const endsAt = iso(addSeconds(now, SESSION_LIFETIME_SECONDS));
   await ctx.store.sessions.create({
     id: newId('ses'),
     token_digest: sha256Hex(token),
     user_id: userId,
     created_at: iso(now),
-    expires_at: iso(addSeconds(now, SESSION_SECONDS)),
+    expires_at: iso(addSeconds(now, SESSION_IDLE_SECONDS)),
+    ends_at: endsAt,
+    last_seen_at: iso(now),
+    // Bounded: the header is the browser's to choose.
+    user_agent: device.userAgent?.slice(0, 300) ?? null,
+    address: device.address,
   });
   return token;
 }
@@ -85,7 +104,7 @@ export type SignInResult =
 // Spent on unknown emails so that a wrong email costs as long as a wrong password (no account probing by timing).
 const DECOY_HASH = hashPassword(randomBytes(16).toString('hex'));
 
-export async function signIn(ctx: ServiceContext, input: { email: string; password: string }): Promise<SignInResult> {
+export async function signIn(ctx: ServiceContext, input: { email: string; password: string; device: SessionDevice }): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase();
   const attempt = await takeSignInAttempt(ctx, email, ctx.clock.now());
   if (!attempt.taken) return { ok: false, reason: 'locked', until: attempt.lockedUntil };
@@ -95,12 +114,25 @@ export async function signIn(ctx: ServiceContext, input: { email: string; passwo
     return { ok: false, reason: 'invalid', lockedUntil: attempt.attempts >= MAX_SIGN_IN_ATTEMPTS ? attempt.windowEnds : null };
   }
   await clearSignInAttempts(ctx, email);
-  return { ok: true, token: await createSession(ctx, user.id) };
+  return { ok: true, token: await createSession(ctx, user.id, input.device) };
 }
 
-export async function openSession(ctx: ServiceContext, token: string): Promise<UserSession | null> {
+/**
+ * The live session of a cookie's token, with its user's role as it is now. With `seen`, a request of
+ * the session: its idle deadline moves 12 h on (never past its absolute end), written at most once a
+ * minute.
+ */
+export async function openSession(ctx: ServiceContext, token: string, seen?: SessionDevice): Promise<UserSession | null> {
   if (!isToken(token)) return null;
-  return (await ctx.store.sessions.userSession(sha256Hex(token), iso(ctx.clock.now()))) ?? null;
+  const now = ctx.clock.now();
+  const found = await ctx.store.sessions.userSession(sha256Hex(token), iso(now));
+  if (!found) return null;
+  const { lastSeenAt, endsAt, ...session } = found;
+  if (seen && Date.parse(lastSeenAt) <= now.getTime() - SEEN_EVERY_SECONDS * 1000) {
+    const idle = iso(addSeconds(now, SESSION_IDLE_SECONDS));
+    await ctx.store.sessions.seen(session.sessionId, iso(now), idle < endsAt ? idle : endsAt);
+  }
+  return session;
 }
 
 export async function endSession(ctx: ServiceContext, token: string): Promise<void> {

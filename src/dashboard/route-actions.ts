@@ -1,0 +1,55 @@
+/**
+ * Every signed-in dashboard route and the action it takes (services/team/roles.ts says the least role
+ * each action needs). The signed-in scope refuses to register a route missing here, and its
+ * preHandler judges the role by this table before the route runs: a GET of a confirmation page is
+ * judged as the POST it leads to, so a role that may not act never sees the page that asks.
+ */
+import type { TeamAction } from '../services/team/roles.js';
+
+/** Keyed by method and the route's path under /dashboard, as the router holds it. */
+export const DASHBOARD_ROUTE_ACTIONS: Record<string, TeamAction> = {
+  'GET /dashboard': 'view',
+  'POST /dashboard/sign-out': 'own.security',
+
+  'GET /dashboard/servers': 'view',
+  'POST /dashboard/servers': 'servers.create',
+  'GET /dashboard/servers/:serverId': 'view',
+  'POST /dashboard/servers/:serverId/mode': 'servers.mode',
+  'POST /dashboard/servers/:serverId/secrets-readable': 'servers.secrets_readable',
+  'POST /dashboard/servers/:serverId/rotate-key': 'server_keys.rotate',
+  'POST /dashboard/servers/:serverId/redirect-uris': 'redirect_uris.manage',
+  'POST /dashboard/servers/:serverId/redirect-uris/remove': 'redirect_uris.manage',
+
+  'GET /dashboard/servers/:serverId/providers': 'view',
+  'POST /dashboard/servers/:serverId/providers': 'providers.manage',
+  'POST /dashboard/servers/:serverId/providers/custom-oauth': 'providers.manage',
+  'POST /dashboard/servers/:serverId/providers/custom-static': 'providers.manage',
+
+  'GET /dashboard/servers/:serverId/audience': 'view',
+  'GET /dashboard/servers/:serverId/audience/revoke': 'credentials.revoke',
+  'POST /dashboard/servers/:serverId/audience/revoke': 'credentials.revoke',
+  'GET /dashboard/servers/:serverId/audience/remove': 'credentials.revoke',
+  'POST /dashboard/servers/:serverId/audience/remove': 'credentials.revoke',
+
+  'GET /dashboard/servers/:serverId/webhooks': 'view',
+  'POST /dashboard/servers/:serverId/webhooks': 'webhooks.manage',
+  'GET /dashboard/servers/:serverId/webhooks/:webhookId': 'view',
+  'GET /dashboard/servers/:serverId/webhooks/:webhookId/rotate-secret': 'webhooks.manage',
+  'POST /dashboard/servers/:serverId/webhooks/:webhookId/rotate-secret': 'webhooks.manage',
+  'GET /dashboard/servers/:serverId/webhooks/:webhookId/remove': 'webhooks.manage',
+  'POST /dashboard/servers/:serverId/webhooks/:webhookId/remove': 'webhooks.manage',
+  'POST /dashboard/servers/:serverId/webhooks/:webhookId/messages/:messageId/resend': 'webhooks.manage',
+
+  'GET /dashboard/developer': 'view',
+  'GET /dashboard/developer/api-keys': 'view',
+  'POST /dashboard/developer/api-keys': 'account_keys.manage',
+  'GET /dashboard/developer/api-keys/:keyId/revoke': 'account_keys.manage',
+  'POST /dashboard/developer/api-keys/:keyId/revoke': 'account_keys.manage',
+
+  'GET /dashboard/audit': 'view',
+};
+
+/** The action of a route, or undefined where the table has none (a route the scope refuses to register). */
+export function routeAction(method: string, url: string): TeamAction | undefined {
+  return Object.hasOwn(DASHBOARD_ROUTE_ACTIONS, `${method} ${url}`) ? DASHBOARD_ROUTE_ACTIONS[`${method} ${url}`] : undefined;
+}
