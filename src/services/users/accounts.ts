@@ -34,7 +34,15 @@ export async function createAccount(
     await options.before?.();
     if (await ctx.store.accounts.userByEmail(email)) throw new DomainError('email_taken', { field: 'email', detail: 'a user with that email already exists' });
     await ctx.store.accounts.create({ id: accountId, name, created_at: now, updated_at: now });
-    await ctx.store.accounts.addUser({ id: userId, account_id: accountId, email, password_hash: passwordHash, created_at: now, role: 'owner', last_sign_in_at: null });
+    await ctx.store.accounts.addUser({
+      id: userId,
+      account_id: accountId,
+      email,
+      password_hash: passwordHash,
+      created_at: now,
+      role: 'owner',
+      last_sign_in_at: null,
+    });
   });
   return { accountId, userId };
 }

@@ -129,8 +129,8 @@ export async function openSession(ctx: ServiceContext, token: string, seen?: Ses
   if (!found) return null;
   const { lastSeenAt, endsAt, ...session } = found;
   if (seen && Date.parse(lastSeenAt) <= now.getTime() - SEEN_EVERY_SECONDS * 1000) {
-    const idle = iso(addSeconds(now, SESSION_IDLE_SECONDS));
-    await ctx.store.sessions.seen(session.sessionId, iso(now), idle < endsAt ? idle : endsAt);
+    const idle = Math.min(addSeconds(now, SESSION_IDLE_SECONDS).getTime(), Date.parse(endsAt));
+    await ctx.store.sessions.seen(session.sessionId, iso(now), iso(new Date(idle)));
   }
   return session;
 }
