@@ -41,6 +41,8 @@ export interface Config {
   signup: SignupPolicy;
   /** How long audit events are kept; null keeps them forever. */
   auditRetentionDays: number | null;
+  /** KEYWARD_SMTP_URL and KEYWARD_MAIL_FROM: where invitations are emailed through and from; null emails nothing (CONTRACT 5). */
+  mail: MailSettings | null;
   logLevel: string;
   /**
    * KEYWARD_METRICS_PORT (and KEYWARD_METRICS_HOST, 127.0.0.1 unless given): where the Prometheus
@@ -53,6 +55,21 @@ export interface Config {
 }
 
 export type SignupPolicy = 'first' | 'open' | 'closed';
+
+/** An SMTP server, read from KEYWARD_SMTP_URL: `smtps:` is TLS from the first byte, `smtp:` upgrades with STARTTLS where offered. */
+export interface SmtpServer {
+  host: string;
+  /** Unset: the scheme's usual port (587 for smtp:, 465 for smtps:). */
+  port: number | undefined;
+  secure: boolean;
+  auth: { user: string; pass: string } | undefined;
+}
+
+export interface MailSettings {
+  smtp: SmtpServer;
+  /** The From header of every message: an address, or a name and an address. */
+  from: string;
+}
 const SIGNUP_POLICIES: SignupPolicy[] = ['first', 'open', 'closed'];
 
 /**
@@ -188,6 +205,45 @@ function metricsAllowedHosts(raw: string | undefined): string[] {
   });
 }
 
+const SMTP_URL_FORM = 'must be smtp://[user:password@]host[:port] or smtps://[user:password@]host[:port]';
+// An address, or a display name then the address in angle brackets; never a line break (a header of its own).
+const MAIL_FROM = /^(?:[^\s@<>]+@[^\s@<>]+|[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>)$/;
+
+/**
+ * KEYWARD_SMTP_URL and KEYWARD_MAIL_FROM, both or neither. The URL's value is never printed: it may
+ * hold the SMTP password. Only the server, its port and its credentials are read from it: a path, a
+ * query or a fragment is refused rather than silently ignored.
+ */
+function mailSettings(env: Env): MailSettings | null {
+  const raw = env.KEYWARD_SMTP_URL;
+  const from = env.KEYWARD_MAIL_FROM?.trim();
+  if (!raw) {
+    if (from) throw new ConfigError('KEYWARD_MAIL_FROM', 'is set but KEYWARD_SMTP_URL is not: set the SMTP server to email invitations');
+    return null;
+  }
+  const refused = new ConfigError('KEYWARD_SMTP_URL', `${SMTP_URL_FORM} (the value is not shown: it may hold a password)`);
+  let url: URL;
+  let auth: SmtpServer['auth'];
+  try {
+    url = new URL(raw);
+    auth = url.username || url.password ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined;
+  } catch {
+    throw refused;
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname || !['', '/'].includes(url.pathname) || url.search || url.hash) throw refused;
+  if (!from) {
+    throw new ConfigError('KEYWARD_MAIL_FROM', 'is required with KEYWARD_SMTP_URL: the address invitations come from, such as "Keyward <keyward@example.com>"');
+  }
+  if (!MAIL_FROM.test(from)) {
+    throw new ConfigError('KEYWARD_MAIL_FROM', `must be an email address, or a name and an address such as "Keyward <keyward@example.com>", got "${from}"`);
+  }
+  return {
+    // An IPv6 address comes in brackets in a URL, and without them to a socket.
+    smtp: { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : undefined, secure: url.protocol === 'smtps:', auth },
+    from,
+  };
+}
+
 function checkPublicUrl(publicUrl: string): void {
   let protocol = '';
   try {
@@ -242,6 +298,7 @@ export function loadConfig(env: Env = process.env): Config {
     verifyHours: wholeNumber(env, 'KEYWARD_VERIFY_HOURS', 24, 0, 8760),
     signup: oneOf(env, 'KEYWARD_SIGNUP', SIGNUP_POLICIES, 'first'),
     auditRetentionDays: env.KEYWARD_AUDIT_RETENTION_DAYS ? positiveInteger(env, 'KEYWARD_AUDIT_RETENTION_DAYS', 0, 36_500) : null,
+    mail: mailSettings(env),
     logLevel,
     metrics: metricsListener(env, port),
     warnings,

@@ -9,6 +9,7 @@ import { lazyOutbound } from './outbound/lazy-outbound.js';
 import { type Clock, systemClock } from './primitives/clock.js';
 import { Vault } from './primitives/vault.js';
 import type { ServiceContext } from './services/context.js';
+import { smtpMailer } from './services/mail/mailer.js';
 import { verifyMasterKeys } from './services/sealing/master-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/store.js';
@@ -46,5 +47,6 @@ function contextOn(store: ServiceContext['store'], config: Config, clock: Clock)
     outbound: lazyOutbound({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.providerTimeoutSeconds * 1000 }),
     refreshCooldownSeconds: config.refreshCooldownSeconds,
     signup: config.signup,
+    ...(config.mail ? { mail: smtpMailer(config.mail) } : {}),
   };
 }

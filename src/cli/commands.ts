@@ -26,6 +26,16 @@ export interface Command {
   notice?(options: Options, result: Record<string, unknown>): string | undefined;
 }
 
+/**
+ * A command whose output is a stream of JSON objects, one a line, printed as they come (with or without
+ * --json: the lines are the format), so that its memory does not grow with what it prints.
+ */
+export interface LinesCommand {
+  usage: string;
+  options: Record<string, OptionSpec>;
+  lines(ctx: ServiceContext, options: Options): AsyncIterable<object>;
+}
+
 export const str = (options: Options, name: string): string => options[name] as string;
 export const optional = (options: Options, name: string): string | undefined => options[name] as string | undefined;
 export const list = (value: string | undefined): string[] | undefined =>

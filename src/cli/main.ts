@@ -6,14 +6,15 @@
  * never loads Fastify, the pages, the OAuth client or the password hashing, so it starts in a
  * fraction of the time (bench/cli-startup.ts).
  */
+import { once } from 'node:events';
 import { ConfigError, loadConfig } from '../config.js';
 import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';
 import { DatabaseUnavailable, isRetiredMasterKeyRefusal } from '../store/store-errors.js';
-import type { Command, OptionSpec } from './commands.js';
+import type { Command, LinesCommand, OptionSpec } from './commands.js';
 import { parseOptions, UsageError } from './parse-options.js';
 
-type Group = () => Promise<{ commands: Record<string, Command> }>;
+type Group = () => Promise<{ commands: Record<string, Command | LinesCommand> }>;
 
 /** Each group of commands by its first word, in the order the usage lists them. */
 const GROUPS: Record<string, Group> = {
@@ -24,6 +25,7 @@ const GROUPS: Record<string, Group> = {
   provider: () => import('./provider-commands.js'),
   webhook: () => import('./webhook-commands.js'),
   'master-key': () => import('./master-key-commands.js'),
+  audit: () => import('./audit-commands.js'),
 };
 
 /** The two commands that are not a group's: the service itself, and the migrations alone. */
@@ -57,15 +59,26 @@ async function runCommand(group: string, name: string, args: string[]): Promise<
   const command = load ? (await load()).commands[name] : undefined;
   if (!command) throw new UsageError(`unknown command "${name}"\n${await usage()}`);
   const options = parseOptions(command, args);
-  const input = command.input ? await command.input() : undefined;
+  const input = 'input' in command && command.input ? await command.input() : undefined;
   const { ctx } = await openContext(loadConfig());
   try {
+    if ('lines' in command) {
+      await writeLines(command.lines(ctx, options));
+      return;
+    }
     const result = await command.run(ctx, options, input);
     process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${command.text(result)}\n`);
     const notice = options.json ? undefined : command.notice?.(options, result);
     if (notice) process.stderr.write(`keyward: ${notice}\n`);
   } finally {
     await ctx.store.close();
+  }
+}
+
+/** Prints each object as a JSON line, as the reader takes them: a slow pipe holds the command back instead of filling memory. */
+async function writeLines(lines: AsyncIterable<object>): Promise<void> {
+  for await (const line of lines) {
+    if (!process.stdout.write(`${JSON.stringify(line)}\n`)) await once(process.stdout, 'drain');
   }
 }
 

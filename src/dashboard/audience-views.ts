@@ -2,13 +2,15 @@
  * What a server's Audience tab shows (audience-pages.ts has the routes): the end users of a
  * business-mode server and their credentials (provider, type, status, dates — never a secret), the
  * filter, the pages, and the confirmations before a credential is revoked or a member without
- * credentials is removed.
+ * credentials is removed. "Revoke" and "Remove" are drawn only for a role that may revoke credentials
+ * (role-views.ts); a viewer sees the same table without its Actions column.
  */
 import type { AudienceMemberPage, CredentialSummary } from '../services/audience/members.js';
 import { html, type SafeHtml } from '../web/html.js';
 import { kindLabel, shownDate, timeOf } from './display-format.js';
 import { selectField, textField } from './forms.js';
 import { csrfField, dashboardPage, type PageContext } from './layout-views.js';
+import { may, roleNote } from './role-views.js';
 import type { AccountServer } from './server-access.js';
 import { serverCrumbs, serverTabPage } from './server-views.js';
 
@@ -40,33 +42,42 @@ function lastCheck(check: CredentialSummary['lastCheck']): SafeHtml | string {
   return check ? html`${CHECK_OUTCOMES[check.outcome]}, ${timeOf(check.at)}` : '—';
 }
 
-function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (slug: string) => string): SafeHtml {
+/** `actions`: whether the rows carry "Revoke" and "Remove" (the user's role may revoke credentials). */
+function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (slug: string) => string, actions: boolean): SafeHtml {
   const groups = page.data.map((member) => {
     const span = Math.max(member.credentials.length, 1);
     const head = html`<th scope="rowgroup" rowspan="${span}"><code>${member.externalUserId}</code></th>
 <td rowspan="${span}">${shownDate(member.createdAt)}</td><td rowspan="${span}">${shownDate(member.updatedAt)}</td>`;
     if (member.credentials.length === 0) {
       return html`<tbody><tr>${head}<td colspan="7" class="muted">No credentials</td>
-<td class="actions"><form method="get" action="${audienceUrl(server)}/remove">
+${
+  actions
+    ? html`<td class="actions"><form method="get" action="${audienceUrl(server)}/remove">
 <input type="hidden" name="externalUserId" value="${member.externalUserId}">
 <button type="submit" class="secondary" aria-label="Remove end user ${member.externalUserId}">Remove</button>
-</form></td></tr></tbody>`;
+</form></td>`
+    : ''
+}</tr></tbody>`;
     }
     const rows = member.credentials.map(
       (c, i) => html`<tr>${i === 0 ? head : ''}
 <td>${nameOf(c.provider)}</td><td>${kindLabel(c.type)}</td><td>${statusBadge(c.status)}</td>
 <td>${shownDate(c.connectedAt)}</td><td>${shownDate(c.updatedAt)}</td><td>${shownDate(c.lastUsedAt)}</td><td>${lastCheck(c.lastCheck)}</td>
-<td class="actions"><form method="get" action="${audienceUrl(server)}/revoke">
+${
+  actions
+    ? html`<td class="actions"><form method="get" action="${audienceUrl(server)}/revoke">
 <input type="hidden" name="externalUserId" value="${member.externalUserId}"><input type="hidden" name="provider" value="${c.provider}">
 <button type="submit" class="secondary" aria-label="Revoke the ${nameOf(c.provider)} credential of ${member.externalUserId}">Revoke</button>
-</form></td></tr>`,
+</form></td>`
+    : ''
+}</tr>`,
     );
     return html`<tbody>${rows}</tbody>`;
   });
   return html`<table class="row-headed audience">
 <thead><tr><th scope="col">External user id</th><th scope="col">Added</th><th scope="col">Updated</th><th scope="col">Provider</th><th scope="col">Type</th>
 <th scope="col">Status</th><th scope="col">Connected</th><th scope="col">Credential updated</th><th scope="col">Last used</th><th scope="col">Last check</th>
-<th scope="col">Actions</th></tr></thead>
+${actions ? html`<th scope="col">Actions</th>` : ''}</tr></thead>
 ${groups}
 </table>`;
 }
@@ -94,6 +105,7 @@ export function audiencePage(
   view: { members: AudienceMemberPage; filter: AudienceFilter; cursor: string; names: ProviderNames; notice: string | null },
 ): string {
   const { members, filter, cursor, names } = view;
+  const actions = may(context, 'credentials.revoke');
   const filtered = Boolean(filter.provider || filter.prefix);
   const filterForm = html`<form method="get" action="${audienceUrl(server)}" class="inline-form audience-filter" aria-label="Filter end users">
 ${selectField({ name: 'provider', label: 'Provider', value: filter.provider, options: [{ value: '', label: 'Any provider' }, ...names.options] })}
@@ -114,8 +126,9 @@ ${textField({ name: 'prefix', label: 'External user id starts with', value: filt
   const body = html`<section class="panel" aria-labelledby="audience-title">
 <div class="panel-head"><h2 id="audience-title">End users</h2></div>
 ${filterForm}
-${members.data.length ? membersTable(server, members, names.nameOf) : empty}
+${members.data.length ? membersTable(server, members, names.nameOf, actions) : empty}
 ${pager}
+${members.data.length && !actions ? roleNote(context, 'can see the end users and their credentials but not revoke or remove them.') : ''}
 </section>`;
   return tabPage(context, server, body, view.notice);
 }

@@ -20,13 +20,21 @@ import { clockTime } from './display-format.js';
 import { refusalOf } from './domain-errors.js';
 import { Filled, formErrors, formRoute, Notice, PublicForm, Query, queryRoute, refuseMalformed, Text } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';
+import { beginSecondStep } from './second-step-cookie.js';
 
 export const SESSION_COOKIE = 'keyward_session';
-const ANON_CSRF_COOKIE = 'keyward_dashboard_csrf';
+export const ANON_CSRF_COOKIE = 'keyward_dashboard_csrf';
+/** The CSRF token of a browser's anonymous forms (sign-in, sign-up, joining a team): a MAC of its nonce cookie. */
+export const anonymousCsrf = (ctx: ServiceContext, nonce: string) => ctx.vault.mac(`dashboard-anon-csrf|${nonce}`);
 export const HOME = '/dashboard/servers';
 
 export interface SessionCookies {
   secure: boolean;
+}
+
+/** The session cookie is Secure when the dashboard is served over https. */
+export function sessionCookiesOf(ctx: ServiceContext): SessionCookies {
+  return { secure: ctx.publicUrl.startsWith('https:') };
 }
 
 export function sessionCookie(token: string, options: SessionCookies): string {
@@ -41,6 +49,8 @@ export function clearedSessionCookie(options: SessionCookies): string {
 const NOTICES: Record<string, string> = {
   'signed-up':
     'Sign in with the email and password you just entered. If that email already had an account, nothing was changed: use the password it already has.',
+  'signed-out-everywhere': 'You were signed out on every device. Sign in again to continue.',
+  'second-step-expired': 'Your sign-in was not finished within 5 minutes. Sign in again.',
 };
 
 const SignInQuery = Query({ notice: Notice });
@@ -49,14 +59,22 @@ export const SignInBody = PublicForm({ email: Filled(), password: Type.String({ 
 // The account's rules (a name's length, an email's form, a password's length) are the service's.
 export const SignUpBody = PublicForm({ accountName: Text(), email: Text(), password: Text() });
 
-const TOO_MANY_FROM_ADDRESS = 'Too many attempts from this address. Wait a minute and try again.';
+export const TOO_MANY_FROM_ADDRESS = 'Too many attempts from this address. Wait a minute and try again.';
+
+/** The lock-out's words (sign-in-attempts.ts), for a password or a one-time code alike: refused unchecked… */
+export const lockedOutText = (until: string) => `Too many failed sign-ins for this email. Try again after ${clockTime(until)}.`;
+/** …and the failure that used the window's last attempt (nothing when it did not). */
+export const lastAttemptText = (lockedUntil: string | null) =>
+  lockedUntil ? ` Too many failed sign-ins for this email: try again after ${clockTime(lockedUntil)}.` : '';
+/** A right password of a user whose account requires SSO (CONTRACT 9): where to go instead. */
+export const SSO_REQUIRED = 'Your account requires single sign-on, so its password is turned off: use “Sign in with SSO” below.';
 
 export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, options: SessionCookies & { passwordChecksPerMinute: number }) {
   // Every sign-in and sign-up is counted before scrypt runs: counting only failures, after the
   // check, let a burst sent at once all be checked before the first one was counted.
   const fromAddress = new AddressLimit(options.passwordChecksPerMinute);
   const overLimit = (request: FastifyRequest) => fromAddress.hit(request.ip, ctx.clock.now().getTime()).limited;
-  const anonCsrf = (nonce: string) => ctx.vault.mac(`dashboard-anon-csrf|${nonce}`);
+  const anonCsrf = (nonce: string) => anonymousCsrf(ctx, nonce);
 
   /** The nonce of this browser's anonymous forms, made (and set as a cookie) on its first visit. */
   const formNonce = (request: FastifyRequest, reply: FastifyReply) =>
@@ -92,10 +110,12 @@ export function registerAuthRoutes(scope: FastifyInstance, ctx: ServiceContext, 
     if (errors) return again(422);
     if (overLimit(request)) return again(429, TOO_MANY_FROM_ADDRESS);
     const result = await signIn(ctx, { email, password, device: { userAgent: request.headers['user-agent'], address: request.ip } });
+    // A user with one-time codes (or whose account requires them) gives a code before any session (mfa-routes.ts).
+    if (result.ok === 'second_step') return beginSecondStep(ctx, reply, result, options);
     if (result.ok) return startSession(request, reply, result.token);
-    if (result.reason === 'locked') return again(429, `Too many failed sign-ins for this email. Try again after ${clockTime(result.until)}.`);
-    const locked = result.lockedUntil ? ` Too many failed sign-ins for this email: try again after ${clockTime(result.lockedUntil)}.` : '';
-    return again(401, `That email and password do not match an account.${locked}`);
+    if (result.reason === 'sso_required') return again(403, SSO_REQUIRED);
+    if (result.reason === 'locked') return again(429, lockedOutText(result.until));
+    return again(401, `That email and password do not match an account.${lastAttemptText(result.lockedUntil)}`);
   });
 
   scope.get('/sign-up', async (request, reply) => {

@@ -21,6 +21,7 @@ ${textField({ name: 'email', label: 'Email', type: 'email', value: email, requir
 ${textField({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password', errors })}
 <button type="submit">Sign in</button>
 </form>
+<p class="aside"><a href="/dashboard/sso">Sign in with SSO</a></p>
 ${problem.signUp ? html`<p class="aside">New to Keyward? <a href="/dashboard/sign-up">Create account</a></p>` : ''}`,
   );
 }

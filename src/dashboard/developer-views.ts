@@ -1,7 +1,8 @@
 /**
  * What "Developer" → "Account API Keys" shows (developer-pages.ts has the routes): the account's keys
  * (hints only), the "Generate Key" form, a new key once (only in the answer to the POST that made it),
- * and the confirmation before a key is revoked.
+ * and the confirmation before a key is revoked. "Generate Key" and "Revoke" are drawn only for a role
+ * that may manage the keys (role-views.ts).
  */
 import type { AccountKeyView } from '../services/keys/account-keys.js';
 import { ENVIRONMENTS } from '../services/keys/account-keys.js';
@@ -9,6 +10,7 @@ import { html, type SafeHtml } from '../web/html.js';
 import { timeOf } from './display-format.js';
 import { type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
+import { may, roleNote } from './role-views.js';
 
 export const KEYS_URL = '/dashboard/developer/api-keys';
 const CRUMBS = [{ label: 'Developer', href: '/dashboard/developer' }];
@@ -58,7 +60,8 @@ ${textField({
 </section>`;
 }
 
-function keyRows(keys: AccountKeyView[], names: Map<string, string>, now: string): SafeHtml[] {
+/** `actions`: whether the rows carry "Revoke" (the user's role may manage the keys). */
+function keyRows(keys: AccountKeyView[], names: Map<string, string>, now: string, actions: boolean): SafeHtml[] {
   return keys.map((key) => {
     const state = status(key, now);
     const exposure = key.browserExposure;
@@ -70,17 +73,21 @@ function keyRows(keys: AccountKeyView[], names: Map<string, string>, now: string
 <td>${key.lastUsedAt ? timeOf(key.lastUsedAt) : 'Never'}</td>
 <td>${key.expiresAt ? timeOf(key.expiresAt) : 'Never'}</td>
 <td><span class="badge ${state.badge}">${state.text}</span>${key.revokedAt ? html`<br><span class="muted">${timeOf(key.revokedAt)}</span>` : ''}</td>
-<td class="actions">${
-      // A GET form: the button only opens the confirmation page, whose POST form carries the CSRF token
-      // (a token in a GET URL would end up in history and logs). An expired key can be revoked too: it
-      // still counts towards the limit of 50.
-      key.revokedAt
-        ? ''
-        : html`<form method="get" action="${KEYS_URL}/${key.id}/revoke"><button type="submit" class="danger" aria-label="Revoke ${key.label}">Revoke</button></form>`
-    }</td>
+${
+  actions
+    ? html`<td class="actions">${
+        // A GET form: the button only opens the confirmation page, whose POST form carries the CSRF token
+        // (a token in a GET URL would end up in history and logs). An expired key can be revoked too: it
+        // still counts towards the limit of 50.
+        key.revokedAt
+          ? ''
+          : html`<form method="get" action="${KEYS_URL}/${key.id}/revoke"><button type="submit" class="danger" aria-label="Revoke ${key.label}">Revoke</button></form>`
+      }</td>`
+    : ''
+}
 </tr>${
       exposure
-        ? html`<tr class="exposure"><td colspan="8"><p class="warning" role="note"><strong>${key.label}:</strong> Used from a browser at ${exposure.origin} on ${timeOf(
+        ? html`<tr class="exposure"><td colspan="${actions ? 8 : 7}"><p class="warning" role="note"><strong>${key.label}:</strong> Used from a browser at ${exposure.origin} on ${timeOf(
             exposure.at,
           )}${state.text === 'Active' ? ' — revoke it and generate a new one.' : '.'}</p></td></tr>`
         : ''
@@ -95,24 +102,30 @@ export function keysPage(
 ): string {
   const { keys, names, now } = view;
   const options = view;
+  const mayManage = may(context, 'account_keys.manage');
   const table = keys.length
     ? html`<table>
-<thead><tr><th scope="col">Label</th><th scope="col">Environment</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="muted">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Label</th><th scope="col">Environment</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th>${
+        mayManage ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''
+      }</tr></thead>
 <tbody>
-${keyRows(keys, names, now)}
+${keyRows(keys, names, now, mayManage)}
 </tbody>
 </table>`
-    : html`<p class="empty">No account API keys yet. Generate one to call the management API.</p>`;
+    : mayManage
+      ? html`<p class="empty">No account API keys yet. Generate one to call the management API.</p>`
+      : html`<p class="empty">No account API keys yet.</p>`;
   const body = html`${options.newKey ? shownOnce('New account API key', options.newKey) : ''}
 <section class="panel">
 <p>An account API key opens the management API for the whole account. Send it as <code>Authorization: Bearer …</code>, together with one server's key in <code>x-service-key</code>, which chooses the server.</p>
 <p class="warning">Use it from your backends only — never in a browser, a mobile app or any code you ship to users. Keyward refuses calls made from a browser and flags the key here.</p>
 <p class="muted">Generate one key per environment (production, staging, development), so one can be revoked without stopping the others. An account may have at most 50 keys that are not revoked.</p>
 </section>
-${generateForm(context, options.form ?? EMPTY_GENERATE_FORM)}
+${mayManage ? generateForm(context, options.form ?? EMPTY_GENERATE_FORM) : ''}
 <section class="panel" aria-labelledby="keys-title">
 <h2 id="keys-title">Keys</h2>
 ${table}
+${mayManage ? '' : roleNote(context, 'can see these keys but not change them.')}
 </section>`;
   return dashboardPage(context, { title: 'Account API Keys', section: 'developer', breadcrumbs: CRUMBS, notice: options.notice, body });
 }

@@ -1,5 +1,5 @@
 /**
- * The dashboard's page frame: one layout with the main navigation (Servers, Developer, Audit), the
+ * The dashboard's page frame: one layout with the main navigation (Servers, Developer, Team, Audit), the
  * signed-in user, and "Sign out"; the public card of sign-in and sign-up; the error pages. Everything
  * is rendered on the server with the escaping `html` template; the only script is /assets/dashboard.js
  * (the "Copy" buttons), so the CSP allows no inline code.
@@ -9,11 +9,12 @@ import type { UserSession } from '../services/users/sessions.js';
 import { html, htmlDocument, type SafeHtml } from '../web/html.js';
 import { UNAVAILABLE_PAGE } from '../web/problem-answers.js';
 
-export type Section = 'servers' | 'developer' | 'audit';
+export type Section = 'servers' | 'developer' | 'team' | 'audit' | 'security';
 
 const SECTIONS: { id: Section; label: string; href: string }[] = [
   { id: 'servers', label: 'Servers', href: '/dashboard/servers' },
   { id: 'developer', label: 'Developer', href: '/dashboard/developer' },
+  { id: 'team', label: 'Team', href: '/dashboard/team' },
   { id: 'audit', label: 'Audit', href: '/dashboard/audit' },
 ];
 
@@ -65,7 +66,7 @@ export function dashboardPage(context: PageContext, page: DashboardPage): string
 <header class="topbar">
 <a class="brand" href="/dashboard">Keyward</a>
 <nav class="main-nav" aria-label="Main">${nav}</nav>
-<div class="who"><span>${context.user.email}</span><span class="account">${context.user.accountName}</span>
+<div class="who"><a href="/dashboard/security" title="Security"${page.section === 'security' ? html` aria-current="page"` : ''}><span>${context.user.email}</span></a><span class="account">${context.user.accountName}</span>
 <form method="post" action="/dashboard/sign-out">${csrfField(context.csrf)}<button type="submit" class="link">Sign out</button></form></div>
 </header>
 <main class="page">

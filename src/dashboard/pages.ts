@@ -4,7 +4,9 @@ import { registerAuditPages } from './audit-pages.js';
 import { registerDeveloperPages } from './developer-pages.js';
 import type { PageRoutes } from './plugin.js';
 import { registerProviderPages } from './provider-pages.js';
+import { registerSecurityPages } from './security-pages.js';
 import { registerServerPages } from './server-pages.js';
+import { registerTeamPages } from './team-pages.js';
 import { registerWebhookPages } from './webhook-pages.js';
 
 export const DASHBOARD_PAGES: PageRoutes[] = [
@@ -14,4 +16,6 @@ export const DASHBOARD_PAGES: PageRoutes[] = [
   registerProviderPages,
   registerAudiencePages,
   registerWebhookPages,
+  registerTeamPages,
+  registerSecurityPages,
 ];

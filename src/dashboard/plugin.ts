@@ -17,9 +17,14 @@ import type { AreaErrors } from '../web/pre-routing.js';
 import { answerErrors } from '../web/problem-answers.js';
 import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
 import { readRefusal } from './domain-errors.js';
+import { registerJoinRoutes } from './join-routes.js';
 import { sendPage } from './layout.js';
 import { errorPage, formExpiredPage, type PageContext, roleRefusedPage } from './layout-views.js';
+import { registerMfaPages } from './mfa-pages.js';
+import { registerSecondStepRoutes } from './mfa-routes.js';
 import { routeAction } from './route-actions.js';
+import { registerSsoPages } from './sso-pages.js';
+import { registerSsoRoutes } from './sso-routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,6 +62,12 @@ export async function dashboardPlugin(scope: FastifyInstance, options: Dashboard
   await scope.register(formbody);
   scope.decorateRequest('dashboard', null);
   registerAuthRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
+  // The one-time code after a right password: public too, no session exists until the code is accepted.
+  registerSecondStepRoutes(scope, ctx, cookies);
+  // An invitation's link: public too, the invited person has no session yet.
+  registerJoinRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
+  // "Sign in with SSO" and the identity provider's redirect back: public, like sign-in.
+  registerSsoRoutes(scope, ctx, { ...cookies, passwordChecksPerMinute: options.passwordChecksPerMinute });
 
   await scope.register(async (signedIn) => {
     // A route the table does not name would be open to every role: it is not registered at all.
@@ -86,5 +97,9 @@ export async function dashboardPlugin(scope: FastifyInstance, options: Dashboard
       return reply.header('set-cookie', clearedSessionCookie(cookies)).redirect('/dashboard/sign-in', 303);
     });
     for (const register of options.pages) register(signedIn, ctx);
+    // Team → "Single sign-on".
+    registerSsoPages(signedIn, ctx);
+    // Security → "One-time codes", and Team → "Require MFA".
+    registerMfaPages(signedIn, ctx);
   });
 }

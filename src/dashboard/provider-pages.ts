@@ -123,7 +123,7 @@ export function registerProviderPages(scope: FastifyInstance, ctx: ServiceContex
     const context = pageContext(request);
     const body = providersBody({
       action: base(server),
-      csrf: context.csrf,
+      context,
       callbackUrl: `${ctx.publicUrl}/oauth/callback`,
       providers: await listServerProviders(ctx, server.id),
       refused,

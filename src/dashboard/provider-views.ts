@@ -2,7 +2,8 @@
  * What a server's Providers tab shows: the enabled providers and the three forms that add one. Kept
  * apart from the routes (provider-pages.ts) so each file reads on its own. Field names differ between
  * the forms (clientId / oauthClientId …) because a field's id is derived from its name, and ids must be
- * unique on the page for the labels to point at the right control.
+ * unique on the page for the labels to point at the right control. The three forms are drawn only
+ * for a role that may manage providers (role-views.ts).
  */
 
 import { OAUTH_PROVIDERS, STATIC_PROVIDERS } from '../catalog/catalog.js';
@@ -10,7 +11,8 @@ import type { EnabledProviderView } from '../services/providers/server-providers
 import { html, type SafeHtml } from '../web/html.js';
 import { kindLabel, shownDate } from './display-format.js';
 import { type FieldErrors, formError, selectField, textArea, textField } from './forms.js';
-import { csrfField } from './layout-views.js';
+import { csrfField, type PageContext } from './layout-views.js';
+import { may, roleNote } from './role-views.js';
 
 /** Which form a refused POST came from: only that one is re-rendered with its values and errors. */
 export type ProviderForm = 'enable' | 'custom-oauth' | 'custom-static';
@@ -38,9 +40,11 @@ function yesOrDash(fact: boolean): SafeHtml {
 const GATEWAY_LEGEND =
   'Proxy: calls to the provider’s API can go through Keyward’s gateway with the stored credential. Checked: static credentials are checked with the provider when they are typed.';
 
-function providersTable(providers: EnabledProviderView[]): SafeHtml {
+function providersTable(providers: EnabledProviderView[], mayManage: boolean): SafeHtml {
   if (providers.length === 0) {
-    return html`<p class="empty">No providers enabled yet. Enable one from the catalog below, or add a custom provider.</p>`;
+    return mayManage
+      ? html`<p class="empty">No providers enabled yet. Enable one from the catalog below, or add a custom provider.</p>`
+      : html`<p class="empty">No providers enabled yet.</p>`;
   }
   const rows = providers.map(
     (p) => html`<tr>
@@ -186,18 +190,23 @@ ${apiFields('static', v, errors, true)}
 /** The whole tab body below the server's tabs. */
 export function providersBody(input: {
   action: string;
-  csrf: string;
+  context: PageContext;
   callbackUrl: string;
   providers: EnabledProviderView[];
   refused: RefusedForm | null;
 }): SafeHtml {
-  return html`<section class="panel" aria-labelledby="enabled-title">
+  const { context } = input;
+  const mayManage = may(context, 'providers.manage');
+  const list = html`<section class="panel" aria-labelledby="enabled-title">
 <div class="panel-head"><h2 id="enabled-title">Enabled providers</h2></div>
-${providersTable(input.providers)}
-</section>
-${enableForm(input.action, input.csrf, input.callbackUrl, input.refused)}
+${providersTable(input.providers, mayManage)}
+${mayManage ? '' : roleNote(context, 'can see the providers but not enable or add one.')}
+</section>`;
+  if (!mayManage) return list;
+  return html`${list}
+${enableForm(input.action, context.csrf, input.callbackUrl, input.refused)}
 <div class="columns">
-${customOAuthForm(input.action, input.csrf, input.refused)}
-${customStaticForm(input.action, input.csrf, input.refused)}
+${customOAuthForm(input.action, context.csrf, input.refused)}
+${customStaticForm(input.action, context.csrf, input.refused)}
 </div>`;
 }

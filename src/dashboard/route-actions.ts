@@ -47,6 +47,30 @@ export const DASHBOARD_ROUTE_ACTIONS: Record<string, TeamAction> = {
   'POST /dashboard/developer/api-keys/:keyId/revoke': 'account_keys.manage',
 
   'GET /dashboard/audit': 'view',
+
+  'GET /dashboard/team': 'view',
+  'POST /dashboard/team/invitations': 'team.invite',
+  'GET /dashboard/team/invitations/revoke': 'team.invite',
+  'POST /dashboard/team/invitations/revoke': 'team.invite',
+  'POST /dashboard/team/role': 'team.change_roles',
+  'GET /dashboard/team/remove': 'team.remove',
+  'POST /dashboard/team/remove': 'team.remove',
+  'GET /dashboard/team/sso': 'view',
+  'POST /dashboard/team/sso': 'team.sso',
+  'POST /dashboard/team/sso/require': 'team.sso',
+  'GET /dashboard/team/sso/remove': 'team.sso',
+  'POST /dashboard/team/sso/remove': 'team.sso',
+  'POST /dashboard/team/mfa-policy': 'team.mfa_policy',
+
+  'GET /dashboard/security': 'own.security',
+  'POST /dashboard/security/sessions/:sessionId/end': 'own.security',
+  'POST /dashboard/security/sessions/end-all': 'own.security',
+  'POST /dashboard/security/mfa/enrol': 'own.security',
+  'POST /dashboard/security/mfa/confirm': 'own.security',
+  'GET /dashboard/security/mfa/turn-off': 'own.security',
+  'POST /dashboard/security/mfa/turn-off': 'own.security',
+  'GET /dashboard/security/mfa/recovery-codes': 'own.security',
+  'POST /dashboard/security/mfa/recovery-codes': 'own.security',
 };
 
 /** The action of a route, or undefined where the table has none (a route the scope refuses to register). */

@@ -1,7 +1,8 @@
 /**
  * What the Servers pages show (server-pages.ts has the routes): the account's servers with the create
  * form, one server's Overview tab, and the frame every tab of a server shares (its tabs, its
- * breadcrumbs). A new or rotated key is passed in only by the POST that made it.
+ * breadcrumbs). A new or rotated key is passed in only by the POST that made it. Each form is drawn
+ * only for a role that may use it (role-views.ts).
  */
 
 import { type AccountServerRow, type LiveServerKey, SERVER_MODES, type ServerMode } from '../services/servers/servers.js';
@@ -9,6 +10,7 @@ import { html, type SafeHtml } from '../web/html.js';
 import { timeOf } from './display-format.js';
 import { checkboxField, type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { type Breadcrumb, csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
+import { may, roleNote } from './role-views.js';
 import type { AccountServer } from './server-access.js';
 
 const MODE_LABELS: Record<ServerMode, string> = { business: 'Business', personal: 'Personal' };
@@ -79,6 +81,7 @@ export interface ServerFormState {
 export function serversPage(context: PageContext, servers: AccountServerRow[], form: ServerFormState = {}): string {
   const values = form.values ?? {};
   const errors = form.errors ?? {};
+  const mayCreate = may(context, 'servers.create');
   const table = servers.length
     ? html`<table>
 <thead><tr><th scope="col">Name</th><th scope="col">Mode</th><th scope="col">Created</th><th scope="col">Current key</th></tr></thead>
@@ -87,18 +90,23 @@ export function serversPage(context: PageContext, servers: AccountServerRow[], f
           html`<tr><td><a href="/dashboard/servers/${s.id}">${s.name}</a></td><td>${modeBadge(s.mode)}</td><td>${timeOf(s.createdAt)}</td><td><code>${s.keyHint ?? '—'}</code></td></tr>`,
       )}</tbody>
 </table>`
-    : html`<p class="empty">No servers yet. Create one to get its server API key.</p>`;
-  return dashboardPage(context, {
-    title: 'Servers',
-    section: 'servers',
-    body: html`<section class="panel" aria-labelledby="servers-list"><h2 id="servers-list">Your servers</h2>${table}</section>
-<section class="panel" aria-labelledby="servers-create"><h2 id="servers-create">Create a server</h2>
+    : mayCreate
+      ? html`<p class="empty">No servers yet. Create one to get its server API key.</p>`
+      : html`<p class="empty">No servers yet.</p>`;
+  const create = mayCreate
+    ? html`<section class="panel" aria-labelledby="servers-create"><h2 id="servers-create">Create a server</h2>
 ${formError(form.problem)}
 <form method="post" action="/dashboard/servers" novalidate>${csrfField(context.csrf)}${onceField(context.once)}
 ${textField({ name: 'name', label: 'Name', value: values.name, required: true, maxLength: 100, errors })}
 ${selectField({ name: 'mode', label: 'Mode', value: values.mode ?? 'business', options: MODE_OPTIONS, hint: MODE_HINT, required: true, errors })}
 <div class="form-actions"><button type="submit">Create server</button></div>
-</form></section>`,
+</form></section>`
+    : '';
+  return dashboardPage(context, {
+    title: 'Servers',
+    section: 'servers',
+    body: html`<section class="panel" aria-labelledby="servers-list"><h2 id="servers-list">Your servers</h2>${table}</section>
+${create}`,
   });
 }
 
@@ -139,17 +147,22 @@ export function overviewPage(
 <tr><th scope="row">Created</th><td>${timeOf(server.created_at)}</td></tr>
 </tbody></table></section>`;
 
-  const mode = html`<section class="panel" aria-labelledby="server-mode"><h2 id="server-mode">Mode</h2>
+  // The Details table already shows the mode and the secrets' setting: a role that may not change them sees only that.
+  const mode = may(context, 'servers.mode')
+    ? html`<section class="panel" aria-labelledby="server-mode"><h2 id="server-mode">Mode</h2>
 <form method="post" action="/dashboard/servers/${server.id}/mode" novalidate>${csrfField(context.csrf)}
 ${selectField({ name: 'mode', label: 'Mode', value: server.mode, options: MODE_OPTIONS, hint: MODE_HINT, required: true, errors })}
 <div class="form-actions"><button type="submit" class="secondary">Change mode</button></div>
-</form></section>`;
+</form></section>`
+    : '';
 
-  const secrets = html`<section class="panel" aria-labelledby="server-secrets"><h2 id="server-secrets">Reading credentials</h2>
+  const secrets = may(context, 'servers.secrets_readable')
+    ? html`<section class="panel" aria-labelledby="server-secrets"><h2 id="server-secrets">Reading credentials</h2>
 <form method="post" action="/dashboard/servers/${server.id}/secrets-readable" novalidate>${csrfField(context.csrf)}
 ${checkboxField({ name: 'readable', value: 'true', label: SECRETS_READABLE_LABEL, checked: secretsReadable, hint: SECRETS_READABLE_HINT, errors })}
 <div class="form-actions"><button type="submit" class="secondary">Save</button></div>
-</form></section>`;
+</form></section>`
+    : '';
 
   const graceTable = inGrace.length
     ? html`<h3>Old keys still working</h3>
@@ -159,7 +172,9 @@ ${checkboxField({ name: 'readable', value: 'true', label: SECRETS_READABLE_LABEL
   const key = html`<section class="panel" aria-labelledby="server-key"><h2 id="server-key">Server API key</h2>
 <p>Current key: ${current.length ? current.map((k) => html`<code>${k.hint}</code> <span class="muted">(made ${timeOf(k.createdAt)})</span> `) : html`<span class="muted">none</span>`}</p>
 ${graceTable}
-<form method="post" action="/dashboard/servers/${server.id}/rotate-key" novalidate>${csrfField(context.csrf)}${onceField(context.once)}
+${
+  may(context, 'server_keys.rotate')
+    ? html`<form method="post" action="/dashboard/servers/${server.id}/rotate-key" novalidate>${csrfField(context.csrf)}${onceField(context.once)}
 ${selectField({
   name: 'grace',
   label: 'Grace period',
@@ -170,23 +185,36 @@ ${selectField({
   errors,
 })}
 <div class="form-actions"><button type="submit" class="secondary">Rotate key</button></div>
-</form></section>`;
+</form>`
+    : roleNote(context, 'can see the key’s hint but not rotate the key.')
+}</section>`;
 
+  const manageUris = may(context, 'redirect_uris.manage');
   const uriList = uris.length
-    ? html`<table><thead><tr><th scope="col">Redirect URI</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    ? html`<table><thead><tr><th scope="col">Redirect URI</th>${manageUris ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : ''}</tr></thead>
 <tbody>${uris.map(
         // The button's name stays "Remove"; the URI it removes is its description for screen readers.
         (uri, i) =>
-          html`<tr><td><code id="redirect-uri-${i}">${uri}</code></td><td class="actions"><form method="post" action="/dashboard/servers/${server.id}/redirect-uris/remove">${csrfField(context.csrf)}<input type="hidden" name="uri" value="${uri}"><button type="submit" class="secondary" aria-describedby="redirect-uri-${i}">Remove</button></form></td></tr>`,
+          html`<tr><td><code id="redirect-uri-${i}">${uri}</code></td>${
+            manageUris
+              ? html`<td class="actions"><form method="post" action="/dashboard/servers/${server.id}/redirect-uris/remove">${csrfField(context.csrf)}<input type="hidden" name="uri" value="${uri}"><button type="submit" class="secondary" aria-describedby="redirect-uri-${i}">Remove</button></form></td>`
+              : ''
+          }</tr>`,
       )}</tbody></table>`
-    : html`<p class="empty">No redirect URIs yet. Add your app's address below so Keyward can send end users back to it after they connect.</p>`;
+    : manageUris
+      ? html`<p class="empty">No redirect URIs yet. Add your app's address below so Keyward can send end users back to it after they connect.</p>`
+      : html`<p class="empty">No redirect URIs yet.</p>`;
   const redirects = html`<section class="panel" aria-labelledby="server-redirects"><h2 id="server-redirects">Allowed redirect URIs</h2>
 <p class="muted">Where Keyward may send an end user's browser after a connection (the <code>redirectUri</code> your backend passes), compared exactly.</p>
 ${uriList}
-<form method="post" action="/dashboard/servers/${server.id}/redirect-uris" class="inline-form" novalidate>${csrfField(context.csrf)}
+${
+  manageUris
+    ? html`<form method="post" action="/dashboard/servers/${server.id}/redirect-uris" class="inline-form" novalidate>${csrfField(context.csrf)}
 ${textField({ name: 'uri', label: 'Redirect URI', type: 'url', value: values.uri, required: true, maxLength: 2048, hint: 'An absolute http(s) URL without a fragment.', errors })}
 <button type="submit">Add redirect URI</button>
-</form></section>`;
+</form>`
+    : ''
+}</section>`;
 
   return dashboardPage(context, {
     title: server.name,

@@ -94,7 +94,7 @@ export function registerWebhookPages(scope: FastifyInstance, ctx: ServiceContext
     state: { notice?: string | null; secret?: { label: string; value: string } } = {},
   ) {
     const { deliveries } = await listDeliveries(ctx, { webhookId: endpoint.id, serverId: server.id });
-    const body = endpointBody(server, endpoint, context.csrf, { list: deliveries, shown: DELIVERIES_SHOWN }, state.secret);
+    const body = endpointBody(server, endpoint, context, { list: deliveries, shown: DELIVERIES_SHOWN }, state.secret);
     return sendPage(reply, webhookPage(context, server, `${server.name}: Webhook endpoint`, body, { notice: state.notice, endpoint: true }));
   }
 

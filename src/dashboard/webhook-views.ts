@@ -1,7 +1,9 @@
 /**
  * What the Webhooks tab shows (webhook-pages.ts has the routes): the endpoints with the "Add endpoint"
  * form, one endpoint with its deliveries, and the two confirmation pages. Every value is rendered by
- * the escaping `html` template; no secret reaches a page except the one just made, once.
+ * the escaping `html` template; no secret reaches a page except the one just made, once. "Add an
+ * endpoint", "Rotate secret", "Remove" and "Resend" are drawn only for a role that may manage webhooks
+ * (role-views.ts).
  */
 
 import type { DeliveryAttemptView, DeliveryView, WebhookEndpointView } from '../services/webhooks/webhook-endpoints.js';
@@ -12,6 +14,7 @@ import { html, type SafeHtml } from '../web/html.js';
 import { timeOf } from './display-format.js';
 import { checkboxGroup, type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { csrfField, onceField, type PageContext } from './layout-views.js';
+import { may, roleNote } from './role-views.js';
 
 /** The tokens of a form that creates something: the session's CSRF token and a one-time nonce. */
 type FormTokens = Pick<PageContext, 'csrf' | 'once'>;
@@ -100,8 +103,9 @@ ${checkboxGroup({
 </form></section>`;
 }
 
-/** The tab: the server's endpoints, then the form that adds one. */
-export function webhooksBody(server: AccountServer, tokens: FormTokens, endpoints: WebhookEndpointView[], form: AddForm): SafeHtml {
+/** The tab: the server's endpoints, then the form that adds one (for a role that may add it). */
+export function webhooksBody(server: AccountServer, context: PageContext, endpoints: WebhookEndpointView[], form: AddForm): SafeHtml {
+  const mayManage = may(context, 'webhooks.manage');
   const table = endpoints.length
     ? html`<table>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Created</th></tr></thead>
@@ -110,13 +114,16 @@ export function webhooksBody(server: AccountServer, tokens: FormTokens, endpoint
           html`<tr><td><a href="${endpointUrl(server, e.id)}"><code>${e.url}</code></a></td><td>${eventsText(e.events)}</td><td>${timeOf(e.createdAt)}</td></tr>`,
       )}</tbody>
 </table>`
-    : html`<p class="empty">No endpoints yet. Add one to be told when end users connect, lose or recover a credential.</p>`;
+    : mayManage
+      ? html`<p class="empty">No endpoints yet. Add one to be told when end users connect, lose or recover a credential.</p>`
+      : html`<p class="empty">No endpoints yet.</p>`;
   return html`<section class="panel" aria-labelledby="webhook-list-title">
 <div class="panel-head"><h2 id="webhook-list-title">Endpoints</h2><span class="muted">${endpoints.length} of ${MAX_ENDPOINTS_PER_SERVER}</span></div>
 <p class="muted">Each event is signed as Standard Webhooks says (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>): verify it with the endpoint's signing secret, for instance with the <code>standardwebhooks</code> package. Open an endpoint to see its deliveries.</p>
 ${table}
+${mayManage ? '' : roleNote(context, 'can see the endpoints and their deliveries but not change them.')}
 </section>
-${addForm(server, tokens, form)}`;
+${mayManage ? addForm(server, context, form) : ''}`;
 }
 
 function statusCell(d: DeliveryView): SafeHtml {
@@ -130,7 +137,8 @@ function attemptItem(a: DeliveryAttemptView): SafeHtml {
   return html`<li>${timeOf(a.attemptedAt)} · ${outcome} · ${a.durationMs} ms</li>`;
 }
 
-function deliveriesTable(server: AccountServer, endpoint: WebhookEndpointView, csrf: string, deliveries: DeliveryView[]): SafeHtml {
+/** `csrf`: the token of the "Resend" forms, or null where the user's role may not resend (no Actions column then). */
+function deliveriesTable(server: AccountServer, endpoint: WebhookEndpointView, csrf: string | null, deliveries: DeliveryView[]): SafeHtml {
   if (deliveries.length === 0) {
     return html`<p class="empty">No deliveries yet. Events are sent here as they happen on this server.</p>`;
   }
@@ -140,31 +148,38 @@ function deliveriesTable(server: AccountServer, endpoint: WebhookEndpointView, c
 <td>${timeOf(d.createdAt)}</td>
 <td>${statusCell(d)}</td>
 <td>${d.attempts.length ? html`<ol class="attempts">${d.attempts.map(attemptItem)}</ol>` : html`<span class="muted">None yet</span>`}</td>
-<td class="actions">${
-      d.status === 'failed'
-        ? html`<form method="post" action="${endpointUrl(server, endpoint.id)}/messages/${d.messageId}/resend">${csrfField(csrf)}<button type="submit" class="secondary" aria-describedby="delivery-${i}">Resend</button></form>`
-        : ''
-    }</td>
+${
+  csrf === null
+    ? ''
+    : html`<td class="actions">${
+        d.status === 'failed'
+          ? html`<form method="post" action="${endpointUrl(server, endpoint.id)}/messages/${d.messageId}/resend">${csrfField(csrf)}<button type="submit" class="secondary" aria-describedby="delivery-${i}">Resend</button></form>`
+          : ''
+      }</td>`
+}
 </tr>`,
   );
   return html`<table>
-<thead><tr><th scope="col">Event</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Event</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Attempts</th>${
+    csrf === null ? '' : html`<th scope="col"><span class="visually-hidden">Actions</span></th>`
+  }</tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
 }
 
 /**
- * One endpoint: what it is, its two actions (each behind a confirmation), and its deliveries; above
- * them the signing secret, only in the answer to the POST that made it.
+ * One endpoint: what it is, its two actions (each behind a confirmation, for a role that may take
+ * them), and its deliveries; above them the signing secret, only in the answer to the POST that made it.
  */
 export function endpointBody(
   server: AccountServer,
   endpoint: WebhookEndpointView,
-  csrf: string,
+  context: PageContext,
   deliveries: { list: DeliveryView[]; shown: number },
   secret?: { label: string; value: string },
 ): SafeHtml {
   const base = endpointUrl(server, endpoint.id);
+  const mayManage = may(context, 'webhooks.manage');
   return html`${secret ? shownOnce(secret.label, secret.value, SECRET_KEPT) : ''}
 <section class="panel" aria-labelledby="webhook-details">
 <h2 id="webhook-details">Endpoint</h2>
@@ -174,15 +189,19 @@ export function endpointBody(
 <tr><th scope="row">Events</th><td>${eventsText(endpoint.events)}</td></tr>
 <tr><th scope="row">Created</th><td>${timeOf(endpoint.createdAt)}</td></tr>
 </tbody></table>
-<div class="form-actions">
+${
+  mayManage
+    ? html`<div class="form-actions">
 <form method="get" action="${base}/rotate-secret"><button type="submit" class="secondary">Rotate secret</button></form>
 <form method="get" action="${base}/remove"><button type="submit" class="danger">Remove</button></form>
-</div>
+</div>`
+    : roleNote(context, 'can see this endpoint and its deliveries but not change them or resend a message.')
+}
 </section>
 <section class="panel" aria-labelledby="webhook-deliveries">
 <div class="panel-head"><h2 id="webhook-deliveries">Deliveries</h2><span class="muted">newest first, at most ${deliveries.shown}</span></div>
 <p class="muted">A 2xx answer within ${WEBHOOK_TIMEOUT_MS / 1000} seconds delivers a message. Timeouts, network errors, 408, 429 and 5xx are retried for 24 hours; any other answer fails it at once. A failed message can be resent.</p>
-${deliveriesTable(server, endpoint, csrf, deliveries.list)}
+${deliveriesTable(server, endpoint, mayManage ? context.csrf : null, deliveries.list)}
 </section>`;
 }
 

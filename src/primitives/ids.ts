@@ -1,6 +1,24 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'acct' | 'usr' | 'srv' | 'skey' | 'key' | 'mem' | 'cred' | 'oflow' | 'cfs' | 'req' | 'evt' | 'ses' | 'wh' | 'whs' | 'msg' | 'att';
+export type IdPrefix =
+  | 'acct'
+  | 'usr'
+  | 'srv'
+  | 'skey'
+  | 'key'
+  | 'mem'
+  | 'cred'
+  | 'oflow'
+  | 'cfs'
+  | 'req'
+  | 'evt'
+  | 'ses'
+  | 'wh'
+  | 'whs'
+  | 'msg'
+  | 'att'
+  | 'inv'
+  | 'rcv';
 
 /**
  * Random bytes for ids, drawn from the system's CSPRNG a page at a time and each used once: one call

@@ -4,6 +4,7 @@ import type { OutboundHttp } from '../outbound/outbound-http.js';
 import type { Clock } from '../primitives/clock.js';
 import type { Vault } from '../primitives/vault.js';
 import type { Store } from '../store/store.js';
+import type { Mailer } from './mail/mailer.js';
 import type { ServiceObserver } from './observer.js';
 
 /** What every service needs, passed in (no module-level singletons), so a test builds its own. */
@@ -28,6 +29,8 @@ export interface ServiceContext {
   signup: SignupPolicy;
   /** Told of refresh outcomes, guard refusals and webhook deliveries (the metrics); absent, nothing is counted. */
   observer?: ServiceObserver;
+  /** Sends email when KEYWARD_SMTP_URL is set (CONTRACT 5); absent, invitations are links shown once and nothing is emailed. */
+  mail?: Mailer;
 }
 
 /** Who did something, as written in the audit trail and in `createdBy` / `revokedBy`. */

@@ -16,6 +16,11 @@ export class AccountsRepository extends Repository {
     return (await this.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) !== undefined;
   }
 
+  /** The account's name, or undefined when there is no such account. */
+  async nameOf(accountId: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirst())?.name;
+  }
+
   async create(account: Insertable<AccountsTable>): Promise<void> {
     await this.db.insertInto('accounts').values(account).execute();
   }
@@ -64,5 +69,10 @@ export class AccountsRepository extends Repository {
   userEmails(accountId: string, userIds: readonly string[]) {
     if (userIds.length === 0) return Promise.resolve([]);
     return this.db.selectFrom('account_users').select(['id', 'email']).where('account_id', '=', accountId).where('id', 'in', userIds).execute();
+  }
+
+  /** The account's users by email: the Audit page's choice of whose changes to show. */
+  usersOfAccount(accountId: string) {
+    return this.db.selectFrom('account_users').select(['id', 'email']).where('account_id', '=', accountId).orderBy('email').execute();
   }
 }

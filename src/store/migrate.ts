@@ -16,6 +16,7 @@ import { instanceSecretsMigration } from './migrations/014-instance-secrets.js';
 import { serverSecretsReadableMigration } from './migrations/015-server-secrets-readable.js';
 import { credentialUsageMigration } from './migrations/016-credential-usage.js';
 import { teamMigration } from './migrations/017-team.js';
+import { signInFactorsMigration } from './migrations/018-sign-in-factors.js';
 import type { Store } from './store.js';
 
 /**
@@ -50,6 +51,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '015-server-secrets-readable': serverSecretsReadableMigration(store.engine),
     '016-credential-usage': credentialUsageMigration(),
     '017-team': teamMigration(),
+    '018-sign-in-factors': signInFactorsMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

@@ -9,6 +9,9 @@ export interface AccountsTable {
   name: string;
   created_at: string;
   updated_at: string;
+  /** Policies (0/1, migration 018): every password user must use one-time codes; passwords are off for all but owners. */
+  require_mfa: Generated<number>;
+  require_sso: Generated<number>;
 }
 
 /** A dashboard user's role in their account (CONTRACT 9; services/team/roles.ts says what each may do). */
@@ -23,6 +26,41 @@ export interface AccountUsersTable {
   /** CONTRACT 9: `owner`, `admin`, `developer` or `viewer` (services/team/roles.ts). */
   role: TeamRole;
   last_sign_in_at: string | null;
+  /** The SSO issuer's `sub` of a user who signed in through the account's provider (migration 018). */
+  sso_subject: string | null;
+}
+
+/** A user's one-time code app (CONTRACT 9, migration 018): the TOTP secret, sealed; enabled once confirmed. */
+export interface UserTotpTable {
+  user_id: string;
+  secret: Uint8Array;
+  created_at: string;
+  enabled_at: string | null;
+  /** The time step of the last code accepted: a code is accepted only for a later step. */
+  last_step: number | null;
+}
+
+/** A user's single-use recovery codes, as digests. */
+export interface UserRecoveryCodesTable {
+  id: string;
+  user_id: string;
+  code_digest: string;
+  created_at: string;
+  used_at: string | null;
+}
+
+/** An account's OpenID Connect provider (CONTRACT 9, migration 018). */
+export interface AccountSsoTable {
+  account_id: string;
+  issuer: string;
+  client_id: string;
+  /** Sealed. */
+  client_secret: Uint8Array;
+  /** A JSON array of lower-case domains. */
+  allowed_domains: string;
+  default_role: TeamRole;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface DashboardSessionsTable {
@@ -339,6 +377,9 @@ export interface Database {
   account_users: AccountUsersTable;
   dashboard_sessions: DashboardSessionsTable;
   team_invitations: TeamInvitationsTable;
+  user_totp: UserTotpTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  account_sso: AccountSsoTable;
   dashboard_form_uses: DashboardFormUsesTable;
   sign_in_attempts: SignInAttemptsTable;
   servers: ServersTable;

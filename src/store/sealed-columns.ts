@@ -27,6 +27,8 @@ export const SEALED_COLUMNS = [
   { table: 'idempotency_records', column: 'response', key: ['server_id', 'idempotency_key'], reads: ['server_id', 'idempotency_key'] },
   { table: 'webhook_secrets', column: 'secret', key: ['id'], reads: ['id', 'endpoint_id'] },
   { table: 'instance_secrets', column: 'secret', key: ['name'], reads: ['name'] },
+  { table: 'account_sso', column: 'client_secret', key: ['account_id'], reads: ['account_id'] },
+  { table: 'user_totp', column: 'secret', key: ['user_id'], reads: ['user_id'] },
 ] as const satisfies readonly SealedColumnDescription[];
 
 export type SealedColumn = (typeof SEALED_COLUMNS)[number];

@@ -1,7 +1,17 @@
-/** Dashboard sign-in state: sessions, sign-in attempts per email, used one-time form nonces. */
+/** Dashboard sign-in state: sessions, sign-ins and their failures, sign-in attempts per email, used one-time form nonces. */
 import { type Insertable, sql } from 'kysely';
+import { newId } from '../primitives/ids.js';
 import { Repository } from './repository.js';
 import type { DashboardSessionsTable } from './schema.js';
+
+/** A failed sign-in's audit event, but for the account and user, which the email finds. */
+export interface FailedSignInEvent {
+  actor: string;
+  action: string;
+  /** JSON, never the password. */
+  detail: string;
+  at: string;
+}
 
 export class SessionsRepository extends Repository {
   async create(session: Insertable<DashboardSessionsTable>): Promise<void> {
@@ -39,9 +49,72 @@ export class SessionsRepository extends Repository {
     await this.db.deleteFrom('dashboard_sessions').where('token_digest', '=', tokenDigest).execute();
   }
 
-  /** Ends every session of the user (their password changed). */
-  async endAllOf(userId: string): Promise<void> {
-    await this.db.deleteFrom('dashboard_sessions').where('user_id', '=', userId).execute();
+  /** Ends every session of the user (their password changed, or they signed out everywhere); how many there were. */
+  async endAllOf(userId: string): Promise<number> {
+    const result = await this.db.deleteFrom('dashboard_sessions').where('user_id', '=', userId).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** The user's sessions live at `now`, the most recently used first (the "Security" page). */
+  liveOfUser(userId: string, now: string) {
+    return this.db
+      .selectFrom('dashboard_sessions')
+      .select(['id', 'created_at', 'last_seen_at', 'user_agent', 'address'])
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', now)
+      .where('ends_at', '>', now)
+      .orderBy('last_seen_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+
+  /**
+   * Ends the session `sessionId` if it is one of the user's and live at `now`; what it was, or
+   * undefined when the user has no such session (another user's id ends nothing).
+   */
+  endOfUser(userId: string, sessionId: string, now: string) {
+    return this.db
+      .deleteFrom('dashboard_sessions')
+      .where('id', '=', sessionId)
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', now)
+      .where('ends_at', '>', now)
+      .returning(['id', 'user_agent', 'address'])
+      .executeTakeFirst();
+  }
+
+  /** A good sign-in of the user at `at`: their last sign-in time; their account, or undefined when the user is gone. */
+  async signedIn(userId: string, at: string): Promise<string | undefined> {
+    const row = await this.db.updateTable('account_users').set({ last_sign_in_at: at }).where('id', '=', userId).returning('account_id').executeTakeFirst();
+    return row?.account_id;
+  }
+
+  /**
+   * Records a failed sign-in in the account of the user who has `email`, and nothing when no user has
+   * it: one statement either way, so a failure costs the same work whether or not the email is known
+   * (services/users/sessions.ts).
+   */
+  async recordFailedSignIn(email: string, event: FailedSignInEvent): Promise<void> {
+    const text = (value: string | null) => sql<string>`cast(${value} as text)`;
+    await this.db
+      .insertInto('audit_events')
+      .columns(['id', 'account_id', 'server_id', 'actor', 'action', 'target_id', 'detail', 'created_at'])
+      .expression(
+        this.db
+          .selectFrom('account_users')
+          .select([
+            text(newId('evt')).as('id'),
+            'account_id',
+            text(null).as('server_id'),
+            text(event.actor).as('actor'),
+            text(event.action).as('action'),
+            'id as target_id',
+            text(event.detail).as('detail'),
+            text(event.at).as('created_at'),
+          ])
+          .where('email', '=', email),
+      )
+      .execute();
   }
 
   /**

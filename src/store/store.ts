@@ -15,12 +15,15 @@ import { JobsRepository } from './jobs-repository.js';
 import { KeysRepository } from './keys-repository.js';
 import { MaintenanceRepository } from './maintenance-repository.js';
 import { MasterKeysRepository } from './master-keys-repository.js';
+import { MfaRepository } from './mfa-repository.js';
 import { type ConnectionFigures, type DatabaseLocation, openConnections } from './open.js';
 import { ProvidersRepository } from './providers-repository.js';
 import { RateLimitsRepository } from './rate-limits-repository.js';
 import type { Database } from './schema.js';
 import { ServersRepository } from './servers-repository.js';
 import { SessionsRepository } from './sessions-repository.js';
+import { SsoRepository } from './sso-repository.js';
+import { TeamRepository } from './team-repository.js';
 import { WebhookDeliveryRepository } from './webhook-delivery-repository.js';
 import { WebhooksRepository } from './webhooks-repository.js';
 
@@ -36,6 +39,12 @@ export interface Store {
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   accounts: AccountsRepository;
   sessions: SessionsRepository;
+  /** An account's team: roles, removals, invitations. */
+  team: TeamRepository;
+  /** One-time codes: users' TOTP secrets and recovery codes, and the account's "Require MFA". */
+  mfa: MfaRepository;
+  /** An account's single sign-on: its OpenID Connect provider, its policy, its users' subjects. */
+  sso: SsoRepository;
   keys: KeysRepository;
   /** The management guard's per-request reads. */
   authLookups: AuthLookups;
@@ -68,6 +77,9 @@ export function openStore(location: DatabaseLocation): Store {
     transaction: (fn) => connections.transaction(fn),
     accounts: new AccountsRepository(connections),
     sessions: new SessionsRepository(connections),
+    team: new TeamRepository(connections),
+    mfa: new MfaRepository(connections),
+    sso: new SsoRepository(connections),
     keys: new KeysRepository(connections),
     authLookups: new AuthLookups(connections),
     servers: new ServersRepository(connections),

@@ -15,6 +15,8 @@ import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const KEYS = '/dashboard/developer/api-keys';
+/** How the Audit page tells the sign-in of every test's user (app.inject's browser, from 127.0.0.1). */
+const SIGNED_IN = 'Signed in on Unknown device from 127.0.0.1';
 
 /** The rows of the audit table, each as its visible text. */
 function rows(body: string): string[] {
@@ -35,11 +37,12 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
 
   it("lists a key generated and revoked on the dashboard with the user's email, newest first, and hides them from another account", async () => {
     const { client, email, accountId } = await newUser();
-    const empty = await client.get('/dashboard/audit');
-    expect(empty.statusCode).toBe(200);
-    expect(empty.body).toContain('<a href="/dashboard/audit" aria-current="page">Audit</a>');
-    expect(visible(empty.body)).toContain('Nothing has happened in this account yet.');
-    expect(empty.body).not.toContain('Older events');
+    // The user's sign-in is the account's first event (CONTRACT 9).
+    const first = await client.get('/dashboard/audit');
+    expect(first.statusCode).toBe(200);
+    expect(first.body).toContain('<a href="/dashboard/audit" aria-current="page">Audit</a>');
+    expect(rows(first.body)).toEqual([expect.stringMatching(new RegExp(`^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC ${email} ${SIGNED_IN} —$`))]);
+    expect(first.body).not.toContain('Older events');
 
     expect((await client.submit(KEYS, KEYS, { label: 'Deploy bot', environment: 'production' })).statusCode).toBe(200);
     const [key] = await listAccountKeys(t.ctx, accountId);
@@ -49,7 +52,8 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
 
     const page = await client.get('/dashboard/audit');
     expect(page.body).toContain('<th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Server</th>');
-    const [revoked, generated, ...rest] = rows(page.body);
+    const [revoked, generated, signedIn, ...rest] = rows(page.body);
+    expect(signedIn).toContain(`${email} ${SIGNED_IN}`);
     expect(rest).toEqual([]);
     expect(revoked).toMatch(
       new RegExp(`^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC ${email} Revoked account API key Deploy bot \\(service_acct_…[0-9a-f]{4}\\) —$`),
@@ -64,12 +68,11 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     expect(theirs.statusCode).toBe(200);
     expect(theirs.body).not.toContain('Deploy bot');
     expect(theirs.body).not.toContain(email);
-    expect(rows(theirs.body)).toEqual([]);
-    expect(visible(theirs.body)).toContain('Nothing has happened in this account yet.');
+    expect(rows(theirs.body)).toEqual([expect.stringContaining(`${other.email} ${SIGNED_IN}`)]);
   });
 
   it('names the CLI, an API key, an end user and a former user, and says what happened to servers, providers and credentials', async () => {
-    const { client, accountId } = await newUser();
+    const { client, email, accountId } = await newUser();
     const { serverId } = await createServer(t.ctx, { accountId, name: 'Checkout', mode: 'business', actor: CLI_ACTOR });
     t.clock.advance(1);
     await setServerMode(t.ctx, serverId, 'personal', CLI_ACTOR);
@@ -126,6 +129,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
       expect.stringMatching(/^CLI Rotated the server key of Checkout \(service_srv_…[0-9a-f]{4}\); the old key stayed valid for 1 hour Checkout$/),
       'CLI Changed mode to personal (was business) Checkout',
       expect.stringMatching(/^CLI Created server Checkout \(business mode\) Checkout$/),
+      `${email} ${SIGNED_IN} —`,
     ]);
     expect(page.body).toContain('user-&lt;42&gt;');
     expect(page.body).toContain(`<a href="/dashboard/servers/${serverId}">Checkout</a>`);
@@ -150,7 +154,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
 
   it('pages 50 events at a time through "Older events", none skipped or repeated, even in the same millisecond', async () => {
     const { client, accountId } = await newUser();
-    // 60 events: 30 keys made and revoked, in groups sharing one timestamp, so the id breaks the ties.
+    // 61 events: the user's sign-in, then 30 keys made and revoked, in groups sharing one timestamp, so the id breaks the ties.
     for (let i = 0; i < 30; i++) {
       if (i % 4 === 0) t.clock.advance(1);
       const { keyId } = await createAccountKey(t.ctx, { accountId, label: `batch ${String(i).padStart(2, '0')}`, actor: CLI_ACTOR });
@@ -159,7 +163,7 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     const ids = (await t.ctx.store.db.selectFrom('audit_events').select(['id', 'created_at']).where('account_id', '=', accountId).execute())
       .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
       .map((e) => e.id);
-    expect(ids).toHaveLength(60);
+    expect(ids).toHaveLength(61);
 
     const first = await client.get('/dashboard/audit');
     expect(rows(first.body)).toHaveLength(50);
@@ -167,15 +171,16 @@ describe.each(ENGINES)('the Audit page on %s', (engine) => {
     expect(older).toBeDefined();
     const second = await client.get(older!);
     expect(second.statusCode).toBe(200);
-    expect(rows(second.body)).toHaveLength(10);
+    expect(rows(second.body)).toHaveLength(11);
     expect(second.body).not.toContain('Older events');
     expect(second.body).toContain('<a href="/dashboard/audit">Newest events</a>');
 
     // The rows shown, in order, are exactly the account's events newest first (each row names its key).
-    const shown = [...rows(first.body), ...rows(second.body)].map((r) => /(Generated|Revoked) account API key (batch \d\d)/.exec(r)![0]);
+    const shown = [...rows(first.body), ...rows(second.body)].map((r) => /(Generated|Revoked) account API key (batch \d\d)|Signed in/.exec(r)![0]);
     const expected = await Promise.all(
       ids.map(async (id) => {
         const e = await t.ctx.store.db.selectFrom('audit_events').select(['action', 'detail']).where('id', '=', id).executeTakeFirstOrThrow();
+        if (e.action === 'user.signed_in') return 'Signed in';
         return `${e.action === 'account_key.created' ? 'Generated' : 'Revoked'} account API key ${(JSON.parse(e.detail) as { label: string }).label}`;
       }),
     );

@@ -90,7 +90,7 @@ describe('dashboard form and query schemas', () => {
     expect(new Set(routes)).toEqual(new Set(Object.keys(DASHBOARD_POSTS)));
     // Real ids where a handler looks its target up before it reads the form.
     const { webhookId } = await addWebhookEndpoint(t.ctx, { serverId, url: 'https://hooks.schemas.test/keyward', actor: CLI_ACTOR });
-    const ids: Record<string, string> = { serverId, webhookId, keyId: 'key_unknown', messageId: 'msg_unknown' };
+    const ids: Record<string, string> = { serverId, webhookId, keyId: 'key_unknown', messageId: 'msg_unknown', sessionId: 'ses_unknown' };
     const anonymous = new DashboardClient(t.app);
     const tokens = { signedIn: csrfOf((await client.get(SERVERS)).body), anonymous: csrfOf((await anonymous.get('/dashboard/sign-in')).body) };
     let repeated = 0;

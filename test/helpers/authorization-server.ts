@@ -37,7 +37,7 @@ export interface AuthorizationServer {
 }
 
 // oidc-provider and koa ship no type declarations (and @types/* are not installed): the little we touch.
-interface Ctx {
+export interface Ctx {
   method: string;
   path: string;
   req: IncomingMessage;
@@ -49,7 +49,7 @@ interface Ctx {
   oidc?: any;
   redirect(url: string): void;
 }
-interface Provider {
+export interface Provider {
   use(fn: (ctx: Ctx, next: () => Promise<void>) => Promise<void>): void;
   on(event: string, fn: (ctx: Ctx) => void): void;
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
@@ -68,7 +68,7 @@ interface OidcProviderModule {
 
 let loading: Promise<OidcProviderModule> | undefined;
 /** Imported once, lazily, to swallow the one "Unsupported runtime" warning oidc-provider prints on Node 20. */
-function loadOidcProvider(): Promise<OidcProviderModule> {
+export function loadOidcProvider(): Promise<OidcProviderModule> {
   loading ??= (async () => {
     const warn = console.warn;
     console.warn = (...args: unknown[]) => {
@@ -88,7 +88,7 @@ function loadOidcProvider(): Promise<OidcProviderModule> {
  * Per-server in-memory storage. oidc-provider's own MemoryAdapter warns on stderr when used and is an
  * LRU capped at 1000 entries, which a long test file can overflow (tokens silently evicted).
  */
-function memoryAdapter() {
+export function memoryAdapter() {
   const store = new Map<string, { payload: any; expiresAt: number }>();
   const live = (key: string) => {
     const entry = store.get(key);

@@ -7,8 +7,14 @@ import type { TObject } from '@sinclair/typebox';
 import { RemoveMemberBody, RevokeCredentialBody } from '../../src/dashboard/audience-pages.js';
 import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
 import { GenerateBody } from '../../src/dashboard/developer-pages.js';
+import { JoinBody } from '../../src/dashboard/join-routes.js';
+import { CodeBody, MfaPolicyBody } from '../../src/dashboard/mfa-pages.js';
+import { SignInCodeBody, SignInRecoveryBody } from '../../src/dashboard/mfa-routes.js';
 import { CustomOAuthBody, CustomStaticBody, EnableBody } from '../../src/dashboard/provider-pages.js';
 import { CreateServerBody, ModeBody, RedirectUriBody, RotateKeyBody, SecretsReadableBody } from '../../src/dashboard/server-pages.js';
+import { SsoRequireBody, SsoSettingsBody } from '../../src/dashboard/sso-pages.js';
+import { SsoJoinBody, SsoSignInBody } from '../../src/dashboard/sso-routes.js';
+import { ChangeRoleBody, InviteBody, RemoveUserBody, RevokeInvitationBody } from '../../src/dashboard/team-pages.js';
 import { AddEndpointBody, RotateSecretBody } from '../../src/dashboard/webhook-pages.js';
 
 const BUTTON = 'a button: the CSRF token is all it sends';
@@ -16,6 +22,7 @@ const BUTTON = 'a button: the CSRF token is all it sends';
 export const DASHBOARD_POSTS: Record<string, TObject | string> = {
   '/dashboard/sign-in': SignInBody,
   '/dashboard/sign-up': SignUpBody,
+  '/dashboard/join': JoinBody,
   '/dashboard/sign-out': BUTTON,
   '/dashboard/developer/api-keys': GenerateBody,
   '/dashboard/developer/api-keys/:keyId/revoke': BUTTON,
@@ -34,10 +41,36 @@ export const DASHBOARD_POSTS: Record<string, TObject | string> = {
   '/dashboard/servers/:serverId/webhooks/:webhookId/rotate-secret': RotateSecretBody,
   '/dashboard/servers/:serverId/webhooks/:webhookId/remove': BUTTON,
   '/dashboard/servers/:serverId/webhooks/:webhookId/messages/:messageId/resend': BUTTON,
+  '/dashboard/team/invitations': InviteBody,
+  '/dashboard/team/invitations/revoke': RevokeInvitationBody,
+  '/dashboard/team/role': ChangeRoleBody,
+  '/dashboard/team/remove': RemoveUserBody,
+  '/dashboard/team/sso': SsoSettingsBody,
+  '/dashboard/team/sso/require': SsoRequireBody,
+  '/dashboard/team/sso/remove': BUTTON,
+  '/dashboard/sso': SsoSignInBody,
+  '/dashboard/sso/join': SsoJoinBody,
+  '/dashboard/security/sessions/:sessionId/end': BUTTON,
+  '/dashboard/security/sessions/end-all': BUTTON,
+  '/dashboard/sign-in/code': SignInCodeBody,
+  '/dashboard/sign-in/recovery': SignInRecoveryBody,
+  '/dashboard/security/mfa/enrol': BUTTON,
+  '/dashboard/security/mfa/confirm': CodeBody,
+  '/dashboard/security/mfa/turn-off': CodeBody,
+  '/dashboard/security/mfa/recovery-codes': CodeBody,
+  '/dashboard/team/mfa-policy': MfaPolicyBody,
 };
 
 /** The forms a browser posts before it has a session. */
-export const PUBLIC_POSTS = new Set(['/dashboard/sign-in', '/dashboard/sign-up']);
+export const PUBLIC_POSTS = new Set([
+  '/dashboard/sign-in',
+  '/dashboard/sign-up',
+  '/dashboard/join',
+  '/dashboard/sign-in/code',
+  '/dashboard/sign-in/recovery',
+  '/dashboard/sso',
+  '/dashboard/sso/join',
+]);
 
 /** The URL of a route pattern with its parameters filled from `ids` (`:serverId` from ids.serverId). */
 export function urlOf(pattern: string, ids: Record<string, string>): string {

@@ -30,6 +30,7 @@ export const ALL_MIGRATIONS = [
   '015-server-secrets-readable',
   '016-credential-usage',
   '017-team',
+  '018-sign-in-factors',
 ];
 
 export interface TestDatabase {

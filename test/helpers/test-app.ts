@@ -10,7 +10,7 @@ import type { ProxyLimits } from '../../src/api/proxy.js';
 import { buildApp } from '../../src/app.js';
 import { catalogProvider } from '../../src/catalog/catalog.js';
 import type { Provider } from '../../src/catalog/provider-definition.js';
-import type { SignupPolicy } from '../../src/config.js';
+import type { MailSettings, SignupPolicy } from '../../src/config.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { createOutbound, type Resolver } from '../../src/outbound/outbound-http.js';
 import type { Clock } from '../../src/primitives/clock.js';
@@ -18,6 +18,7 @@ import { createLogger } from '../../src/primitives/logger.js';
 import { Vault } from '../../src/primitives/vault.js';
 import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
 import { createAccountKey } from '../../src/services/keys/account-keys.js';
+import { smtpMailer } from '../../src/services/mail/mailer.js';
 import { enableProvider } from '../../src/services/providers/server-providers.js';
 import { verifyMasterKeys } from '../../src/services/sealing/master-key.js';
 import { createServer, type ServerMode } from '../../src/services/servers/servers.js';
@@ -100,6 +101,8 @@ export interface TestAppOptions {
   oldMasterKeys?: Buffer[];
   /** The gateway's limits (the contract's defaults unless told). */
   proxy?: ProxyLimits;
+  /** KEYWARD_SMTP_URL and KEYWARD_MAIL_FROM as loadConfig reads them (none unless told: nothing is emailed). */
+  mail?: MailSettings;
 }
 
 export async function startTestApp(engine: Engine, options: TestAppOptions = {}): Promise<TestApp> {
@@ -141,6 +144,7 @@ async function openNode(url: string, firstMasterKey: Buffer, clock: TestClock, o
     }),
     refreshCooldownSeconds: options.refreshCooldownSeconds ?? 30,
     signup: options.signup ?? 'open',
+    ...(options.mail ? { mail: smtpMailer(options.mail) } : {}),
   };
   const metrics = options.metrics ? new Metrics({ store }) : undefined;
   ctx.observer = metrics;

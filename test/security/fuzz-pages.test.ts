@@ -6,16 +6,24 @@
  * 5xx and nothing echoing a planted key (fuzz-checks.ts). Set FUZZ_SEED to replay another run.
  */
 import type { TObject } from '@sinclair/typebox';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
+import { SignInCodeBody, SignInRecoveryBody } from '../../src/dashboard/mfa-routes.js';
 import { RotateKeyBody } from '../../src/dashboard/server-pages.js';
+import { SsoJoinBody, SsoSignInBody } from '../../src/dashboard/sso-routes.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
+import { confirmEnrolment, startEnrolment } from '../../src/services/mfa/one-time-codes.js';
 import { createServer } from '../../src/services/servers/servers.js';
+import { configureSso } from '../../src/services/sso/sso-settings.js';
+import { OPERATOR } from '../../src/services/team/team-actor.js';
+import { createAccount } from '../../src/services/users/accounts.js';
 import { addWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
 import { DASHBOARD_POSTS, PUBLIC_POSTS, urlOf } from '../helpers/dashboard-forms.js';
-import { csrfOf, type DashboardClient, signUpUser, userByEmail } from '../helpers/dashboard-session.js';
+import { csrfOf, DashboardClient, signUpUser, userByEmail } from '../helpers/dashboard-session.js';
 import { createForm } from '../helpers/form-session.js';
 import { formPath, openHostedForm } from '../helpers/hosted-form.js';
+import { startScriptedOidcIssuer } from '../helpers/scripted-oidc-issuer.js';
 import type { Tenant, TestApp } from '../helpers/test-app.js';
 import { expectNoHarm, recorder, startFuzzTenant } from './fuzz-checks.js';
 import { encodeText, generator, ODD_TEXT, oddForm, oddHeaders, oddJson, oddQuery, PATH_PIECES, SEED } from './fuzz-input.js';
@@ -125,6 +133,100 @@ describe('fuzz: hostile input on the pages (SQLite)', () => {
         payload: oddForm(g, [...new Set([...Object.keys(SignInBody.properties), ...Object.keys(SignUpBody.properties)])], planted),
       });
       await send({ method: 'GET', url: `${url}${oddQuery(g, planted)}` });
+    }
+  });
+
+  it("answers the sign-in's second step (one-time codes) without a 5xx", async () => {
+    const g = generator(SEED + 4);
+    // A user whose codes are on, as an authenticator app confirmed them, past the password: a live pending sign-in.
+    const email = 'fuzz-codes@example.test';
+    const password = 'correct horse battery staple';
+    const { userId, accountId } = await createAccount(t.ctx, { name: 'Fuzz codes', email, password });
+    const owner = { userId, accountId, email, actor: CLI_ACTOR };
+    const { secret } = (await startEnrolment(t.ctx, owner))!;
+    const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: t.clock.now().getTime() });
+    expect((await confirmEnrolment(t.ctx, owner, code)).confirmed).toBe(true);
+    const browser = new DashboardClient(t.app);
+    expect((await browser.submit('/dashboard/sign-in', '/dashboard/sign-in', { email, password })).headers.location).toBe('/dashboard/sign-in/code');
+    const csrf = csrfOf((await browser.get('/dashboard/sign-in/code')).body);
+    const forms: [string, string[]][] = [
+      ['/dashboard/sign-in/code', fieldsOf(SignInCodeBody)],
+      ['/dashboard/sign-in/recovery', fieldsOf(SignInRecoveryBody)],
+    ];
+    const before = seen.length;
+    for (let i = 0; i < 200; i += 1) {
+      const [url, fields] = g.pick(forms);
+      // Most carry the browser's own cookies (its pending sign-in) and token, so the handlers read the codes.
+      const nearly = g.chance(0.6);
+      const cookie = nearly || g.chance(0.5) ? browser.cookieHeader : g.pick([`keyward_second_step=${planted}`, `keyward_second_step=${'A'.repeat(3000)}`, '']);
+      const body = `${nearly || g.chance(0.5) ? `csrf=${encodeURIComponent(csrf)}&` : ''}${oddForm(g, fields, planted, { extras: !nearly })}`;
+      if (g.chance(0.2)) await send({ method: 'GET', url: `${url}${oddQuery(g, planted)}`, headers: { cookie } });
+      else await send({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
+    }
+    // Codes were read and refused (wrong, then locked out), not only turned away before the handler.
+    const refused = seen.slice(before).filter(({ method, response }) => method === 'POST' && [401, 422, 429].includes(response.statusCode));
+    expect(refused.length).toBeGreaterThanOrEqual(30);
+    expect(await t.ctx.store.db.selectFrom('dashboard_sessions').select('id').where('user_id', '=', userId).execute()).toEqual([]);
+  });
+
+  it('answers single sign-on (the email form, "Join with SSO", the callback) without a 5xx', async () => {
+    const g = generator(SEED + 5);
+    // An account with a provider (a scripted issuer on 127.0.0.1), and a browser with a live sealed sign-in of it.
+    const idp = await startScriptedOidcIssuer({ now: () => t.clock.now().getTime() });
+    try {
+      const { accountId } = await createAccount(t.ctx, { name: 'Fuzz SSO', email: 'owner@fuzz-sso.example', password: 'correct horse battery staple' });
+      await configureSso(t.ctx, {
+        accountId,
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        allowedDomains: 'fuzz-sso.example',
+        defaultRole: 'viewer',
+        actor: OPERATOR,
+      });
+      const browser = new DashboardClient(t.app);
+      const csrf = csrfOf((await browser.get('/dashboard/sso')).body);
+      const started = await browser.post('/dashboard/sso', { csrf, email: 'someone@fuzz-sso.example' });
+      const state = new URL(String(started.headers.refresh).slice('0;url='.length)).searchParams.get('state')!;
+      const cookies = [browser.cookieHeader, `keyward_sso=${planted}`, `keyward_sso=${'A'.repeat(5000)}`, 'keyward_sso=%zz', ''];
+      const params = ['state', 'code', 'error', 'error_description', 'iss', 'id_token', 'token', 'response', 'session_state', '__proto__'];
+      const forms: [string, string[]][] = [
+        ['/dashboard/sso', fieldsOf(SsoSignInBody)],
+        ['/dashboard/sso/join', fieldsOf(SsoJoinBody)],
+      ];
+      const before = seen.length;
+      for (let i = 0; i < 240; i += 1) {
+        const cookie = g.chance(0.7) ? browser.cookieHeader : g.pick(cookies);
+        if (g.chance(0.5)) {
+          // The callback: now and then with this browser's own state, so the exchange and the ID token's checks run.
+          const pairs = Array.from(
+            { length: g.int(5) },
+            () => `${g.pick(params)}=${g.chance(0.8) ? encodeText(g.pick(ODD_TEXT)) : g.pick(['%zz', planted, 'A'.repeat(43)])}`,
+          );
+          if (g.chance(0.4)) pairs.push(`state=${state}`, `code=${encodeText(g.pick(ODD_TEXT))}`);
+          await send({
+            method: g.pick(['GET', 'GET', 'HEAD'] as const),
+            url: `/dashboard/sso/callback?${pairs.join('&')}`,
+            headers: { ...oddHeaders(g, tenant, planted), cookie },
+          });
+          continue;
+        }
+        const [url, fields] = g.pick(forms);
+        const nearly = g.chance(0.6);
+        const body = `${nearly || g.chance(0.5) ? `csrf=${encodeURIComponent(csrf)}&` : ''}${oddForm(g, fields, planted, { extras: !nearly })}`;
+        if (g.chance(0.15)) await send({ method: 'GET', url: `/dashboard/sso${oddQuery(g, planted)}`, headers: { cookie } });
+        else await send({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
+      }
+      // The callback's checks were reached, and refused with its page: nobody was signed in through the provider.
+      const refused = seen
+        .slice(before)
+        .filter(({ method, path, response }) => method === 'GET' && path === '/dashboard/sso/callback' && response.statusCode === 400);
+      expect(refused.length).toBeGreaterThanOrEqual(40);
+      expect(idp.tokenRequests.length).toBeGreaterThanOrEqual(5);
+      const ssoUsers = await t.ctx.store.db.selectFrom('account_users').select('id').where('account_id', '=', accountId).execute();
+      expect(ssoUsers.length).toBe(1);
+    } finally {
+      await idp.close();
     }
   });
 

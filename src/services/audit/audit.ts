@@ -21,7 +21,24 @@ export type AuditAction =
   | 'webhook.removed'
   | 'webhook.secret_rotated'
   | 'webhook.message_resent'
-  | 'user.password_set';
+  | 'user.password_set'
+  | 'user.signed_in'
+  | 'user.sign_in_failed'
+  | 'session.ended'
+  | 'sessions.ended_everywhere'
+  | 'user.invited'
+  | 'invitation.revoked'
+  | 'user.joined'
+  | 'user.role_changed'
+  | 'user.removed'
+  | 'mfa.enabled'
+  | 'mfa.disabled'
+  | 'mfa.recovery_code_used'
+  | 'mfa.recovery_codes_regenerated'
+  | 'account.mfa_required_changed'
+  | 'sso.configured'
+  | 'sso.removed'
+  | 'account.sso_required_changed';
 
 export interface AuditEvent {
   accountId: string;

@@ -6,10 +6,12 @@
 import type { SealedColumn, SealedRow, SealedTable } from '../../store/sealed-columns.js';
 import { credentialAad } from '../credentials/credentials.js';
 import { aad as idempotencyAad } from '../idempotency/idempotency.js';
+import { totpSecretAad } from '../mfa/totp-secret.js';
 import { verifierAad } from '../oauth/oauth-flows.js';
 import { clientSecretAad } from '../providers/server-providers.js';
 import { webhookSecretAad } from '../webhooks/webhook-signing.js';
 import { instanceSecretAad } from './instance-secrets.js';
+import { ssoClientSecretAad } from './sso-client-secret.js';
 
 const text = (row: SealedRow, column: string) => String(row[column]);
 
@@ -20,6 +22,8 @@ const AAD_BY_TABLE: Record<SealedTable, (row: SealedRow) => string> = {
   idempotency_records: (r) => idempotencyAad(text(r, 'server_id'), text(r, 'idempotency_key')),
   webhook_secrets: (r) => webhookSecretAad(text(r, 'id'), text(r, 'endpoint_id')),
   instance_secrets: (r) => instanceSecretAad(text(r, 'name')),
+  account_sso: (r) => ssoClientSecretAad(text(r, 'account_id')),
+  user_totp: (r) => totpSecretAad(text(r, 'user_id')),
 };
 
 /** The associated data of the value `row` holds in `column` (a row read with the column's `reads`). */

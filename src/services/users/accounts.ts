@@ -8,9 +8,14 @@ import { hashPassword } from './passwords.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** The rule for a new password, wherever one is chosen: the dashboard's sign-up and the CLI. */
-function requireAcceptablePassword(password: string): void {
+/** The rule for a new password, wherever one is chosen: the dashboard's sign-up, joining a team, and the CLI. */
+export function requireAcceptablePassword(password: string): void {
   if (password.length < 8 || password.length > 1024) throw invalid('password', 'the password must be 8 to 1024 characters');
+}
+
+/** The rule for a dashboard user's email (already trimmed and lower-cased), wherever one is given: sign-up, the CLI, an invitation. */
+export function requireValidEmail(email: string): void {
+  if (!EMAIL.test(email) || email.length > 320) throw invalid('email', 'the email address is not valid');
 }
 
 export async function createAccount(
@@ -24,7 +29,7 @@ export async function createAccount(
   requireWellFormed({ name: ['account name', name], email: ['email address', email] });
   if (!name) throw invalid('name', 'enter the name of the company or team');
   if (name.length > 200) throw invalid('name', 'the account name must be at most 200 characters');
-  if (!EMAIL.test(email) || email.length > 320) throw invalid('email', 'the email address is not valid');
+  requireValidEmail(email);
   if (input.password !== undefined) requireAcceptablePassword(input.password);
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
   const now = iso(ctx.clock.now());

@@ -49,3 +49,12 @@ export async function takeSignInAttempt(ctx: ServiceContext, email: string, now:
 export async function clearSignInAttempts(ctx: ServiceContext, email: string): Promise<void> {
   await ctx.store.sessions.clearSignInAttempts(await emailMac(ctx, email));
 }
+
+/**
+ * A good password of a user who must still give a one-time code gives its attempt back instead of
+ * clearing the count (services/users/second-step.ts): the codes then count from where the count was,
+ * so signing in again with the password cannot start their count afresh; a good code clears it.
+ */
+export async function returnSignInAttempt(ctx: ServiceContext, email: string): Promise<void> {
+  await ctx.store.mfa.returnSignInAttempt(await emailMac(ctx, email));
+}

@@ -16,6 +16,12 @@ import { type Kysely, sql } from 'kysely';
  * team_invitations: only a digest of the link's token is stored, as for sessions. An invitation is
  * pending while it is neither used, revoked nor expired; team_invitations_account serves the Team
  * page's list of an account's invitations.
+ *
+ * The Audit page filters an account's events by who made them, by action, or both, newest first
+ * from a position on (audit-repository.ts): one index per filter, each ending in the page's order
+ * (time, then id), so that a page of a filtered trail is a range read however many events the
+ * account has. The account's own index gains the id for the same reason (001's ended at the time,
+ * which left ties to a sort and a position of two columns to no index at all on PostgreSQL).
  */
 export function teamMigration() {
   return {
@@ -47,6 +53,12 @@ export function teamMigration() {
         .addColumn('revoked_at', 'text')
         .execute();
       await db.schema.createIndex('team_invitations_account').on('team_invitations').columns(['account_id', 'created_at']).execute();
+
+      await db.schema.dropIndex('audit_events_account').execute();
+      await db.schema.createIndex('audit_events_account').on('audit_events').columns(['account_id', 'created_at', 'id']).execute();
+      await db.schema.createIndex('audit_events_actor').on('audit_events').columns(['account_id', 'actor', 'created_at', 'id']).execute();
+      await db.schema.createIndex('audit_events_action').on('audit_events').columns(['account_id', 'action', 'created_at', 'id']).execute();
+      await db.schema.createIndex('audit_events_actor_action').on('audit_events').columns(['account_id', 'actor', 'action', 'created_at', 'id']).execute();
     },
   };
 }
