@@ -4,11 +4,6 @@
  */
 import type { ServiceContext } from '../services/context.js';
 
-/** How the dashboard's changes name the dashboard user who made them, in the audit trail and in "created by". */
-export function userActor(userId: string): string {
-  return `user:${userId}`;
-}
-
 /**
  * The user id in a dashboard user's actor string: `user:usr_…`, or `member:usr_…`, the spelling before
  * migration 012. The migration rewrites the stored ones and every node is stopped across it (README), so

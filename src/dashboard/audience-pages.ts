@@ -7,9 +7,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type CredentialSummary, findMemberCredential, findMemberCredentials, listMembers, revokeMember } from '../services/audience/members.js';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import { listServerProviders } from '../services/providers/server-providers.js';
-import { userActor } from './actor-names.js';
 import { audiencePage, audienceUrl, type ProviderNames, personalModePage, removeMemberPage, revokePage } from './audience-views.js';
 import { catalogName } from './display-format.js';
 import { notFoundPage, refusalOf } from './domain-errors.js';

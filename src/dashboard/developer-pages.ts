@@ -7,9 +7,9 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import { createAccountKey, listAccountKeys, revokeAccountKey } from '../services/keys/account-keys.js';
-import { actorNames, userActor } from './actor-names.js';
+import { actorNames } from './actor-names.js';
 import { developerPage, type GenerateForm, KEYS_URL, keysPage, revokeKeyPage } from './developer-views.js';
 import { notFoundPage, refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';

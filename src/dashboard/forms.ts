@@ -31,7 +31,12 @@ ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
 }
 
 export function textField(
-  field: FieldBase & { value?: string; type?: 'text' | 'email' | 'password' | 'url' | 'date' | 'datetime-local' | 'number'; autocomplete?: string; maxLength?: number },
+  field: FieldBase & {
+    value?: string;
+    type?: 'text' | 'email' | 'password' | 'url' | 'date' | 'datetime-local' | 'number';
+    autocomplete?: string;
+    maxLength?: number;
+  },
 ): SafeHtml {
   const id = `field-${field.name}`;
   const error = field.errors?.[field.name];

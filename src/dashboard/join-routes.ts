@@ -24,6 +24,7 @@ import { expiredAnonymousForm } from './auth-views.js';
 import { notFoundPage, refusalOf } from './domain-errors.js';
 import { formErrors, formRoute, PublicForm, Text } from './form-schemas.js';
 import { sendPage } from './layout.js';
+import { beginSecondStep } from './second-step-cookie.js';
 import { joinWithSsoForm } from './sso-views.js';
 import { invitationGonePage, joinPage } from './team-views.js';
 
@@ -83,6 +84,10 @@ export function registerJoinRoutes(scope: FastifyInstance, ctx: ServiceContext, 
     // As sign-in does: a session brought along ends, so no session id chosen before joining survives it.
     const previous = readCookie(request.headers.cookie, SESSION_COOKIE);
     if (previous) await endSession(ctx, previous);
+    // An account that requires one-time codes: they are turned on first, as at a sign-in (mfa-routes.ts).
+    if ('secondStep' in joined) {
+      return beginSecondStep(ctx, reply, { userId: joined.userId, accountId: joined.accountId, email: joined.email, step: joined.secondStep }, options);
+    }
     return reply.header('set-cookie', sessionCookie(joined.sessionToken, options)).redirect(HOME, 303);
   });
 }

@@ -12,7 +12,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import { setMfaRequired } from '../services/mfa/mfa-policy.js';
 import {
   type CodeOwner,
@@ -25,7 +25,6 @@ import {
   turnOffCodes,
 } from '../services/mfa/one-time-codes.js';
 import { type CountedCheck, checkCodeCounted } from '../services/users/second-step.js';
-import { userActor } from './actor-names.js';
 import { lastAttemptText, lockedOutText } from './auth-routes.js';
 import { Choice, Filled, formErrors, formRoute, refuseMalformed, SignedInForm } from './form-schemas.js';
 import { sendPage } from './layout.js';

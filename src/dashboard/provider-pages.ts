@@ -6,11 +6,10 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StaticField } from '../catalog/provider-definition.js';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
 import { addCustomOAuthProvider, addCustomStaticProvider, type CustomProviderApiInput, parseFieldSpec } from '../services/providers/custom-providers.js';
 import { enableProvider, listServerProviders } from '../services/providers/server-providers.js';
-import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
 import { Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import type { FieldErrors } from './forms.js';

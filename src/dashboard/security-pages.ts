@@ -4,12 +4,13 @@
  * another user's (of this account or another) answers the same 404 as an unknown one and ends
  * nothing. Ending this browser's own session, one way or the other, signs it out as "Sign out" does.
  */
+
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { userActor } from '../services/context.js';
 import { mfaRequired } from '../services/mfa/mfa-policy.js';
 import { codesState } from '../services/mfa/one-time-codes.js';
 import { endEverySession, endSessionOf, listSessions, type SessionOwner } from '../services/users/sessions.js';
-import { userActor } from './actor-names.js';
 import { clearedSessionCookie, sessionCookiesOf } from './auth-routes.js';
 import { notFoundPage } from './domain-errors.js';
 import { formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm } from './form-schemas.js';

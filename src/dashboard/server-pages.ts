@@ -9,7 +9,7 @@
 
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import {
   allowRedirectUri,
   createServer,
@@ -23,7 +23,6 @@ import {
   setSecretsReadable,
   setServerMode,
 } from '../services/servers/servers.js';
-import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';
 import { Choice, CreateForm, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';

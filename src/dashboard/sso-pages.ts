@@ -7,11 +7,10 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import type { DomainErrorCode } from '../services/domain-error.js';
 import { configureSso, removeSso, SSO_JOIN_ROLES, setSsoRequired, ssoRedirectUri, ssoState } from '../services/sso/sso-settings.js';
 import type { TeamActor } from '../services/team/team-actor.js';
-import { userActor } from './actor-names.js';
 import { type Refusal, refusalOf } from './domain-errors.js';
 import { Choice, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';
 import { fixedText, sendPage } from './layout.js';

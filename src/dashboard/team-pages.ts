@@ -9,14 +9,13 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import type { DomainErrorCode } from '../services/domain-error.js';
 import { mfaRequired } from '../services/mfa/mfa-policy.js';
 import { invite, pendingInvitation, revokeInvitation } from '../services/team/invitations.js';
 import { TEAM_ROLES } from '../services/team/roles.js';
 import type { TeamActor } from '../services/team/team-actor.js';
 import { changeRole, listTeam, removeUser, teamUser } from '../services/team/team-users.js';
-import { userActor } from './actor-names.js';
 import { notFoundPage, type Refusal, refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';
 import { Choice, CreateForm, Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm, Text } from './form-schemas.js';

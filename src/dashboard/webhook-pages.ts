@@ -8,7 +8,7 @@
 
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ServiceContext } from '../services/context.js';
+import { type ServiceContext, userActor } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
 import {
   addWebhookEndpoint,
@@ -23,7 +23,6 @@ import {
   type WebhookEndpointView,
 } from '../services/webhooks/webhook-endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../services/webhooks/webhook-events.js';
-import { userActor } from './actor-names.js';
 import { refusalOf } from './domain-errors.js';
 import { createOnce } from './form-once.js';
 import { Checked, Choice, CreateForm, Filled, formErrors, formRoute, Notice, Query, queryRoute, refuseMalformed, SignedInForm } from './form-schemas.js';

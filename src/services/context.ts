@@ -36,3 +36,5 @@ export interface ServiceContext {
 /** Who did something, as written in the audit trail and in `createdBy` / `revokedBy`. */
 export type Actor = string;
 export const CLI_ACTOR: Actor = 'cli';
+/** How a dashboard user is named as the actor of what they did (dashboard/actor-names.ts reads it back). */
+export const userActor = (userId: string): Actor => `user:${userId}`;

@@ -25,6 +25,7 @@ export const DOMAIN_ERROR_CODES = {
   last_owner: 'the change would leave the account without an owner',
   role_not_allowed: "the acting user's role may not give, change or remove that role",
   team_limit_reached: 'the account has as many users (with its pending invitations) as it may',
+  sso_required: 'the account requires single sign-on: passwords are off for all but its owners',
   provider_slug_taken: "the slug names a built-in provider or one of the server's custom providers already",
   key_limit_reached: 'the account has as many unrevoked account API keys as it may',
   webhook_limit_reached: 'the server has as many webhook endpoints as it may',

@@ -9,10 +9,11 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Vault } from '../../src/primitives/vault.js';
-import type { ServiceContext } from '../../src/services/context.js';
+import { CLI_ACTOR, type ServiceContext } from '../../src/services/context.js';
 import { aad as idempotencyAad } from '../../src/services/idempotency/idempotency.js';
 import { verifyMasterKeys } from '../../src/services/sealing/master-key.js';
 import { rotateMasterKey } from '../../src/services/sealing/master-key-rotation.js';
+import { createServer } from '../../src/services/servers/servers.js';
 import { migrateToLatest, migrateUpTo } from '../../src/store/migrate.js';
 import { SEALED_COLUMNS } from '../../src/store/sealed-columns.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
@@ -21,7 +22,7 @@ import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js
 import { createTestDatabase, ENGINES } from '../helpers/databases.js';
 import { connectStatic, openHostedForm, postHostedForm } from '../helpers/hosted-form.js';
 import { expectOneLineRefusal, keyIdOf } from '../helpers/master-key.js';
-import { createTenant, type SecondNode, startSecondNode, startWithTenant, type TestApp } from '../helpers/test-app.js';
+import { type SecondNode, startSecondNode, startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const SLOW = 120_000;
 const REFUSAL = 'sealed under a retired master key';
@@ -114,7 +115,17 @@ describe.each(ENGINES)('a retired master key on %s', (engine) => {
     try {
       await migrateUpTo(store, '012-account-users');
       const ctxA = { store, vault: vaultA, clock: { now: () => new Date() }, catalog: () => undefined } as unknown as ServiceContext;
-      const { serverId } = await createTenant(ctxA, { providers: [] });
+      // The account as the code of then wrote it (createAccount now writes migration 017's role), its server through the service.
+      await store.db
+        .insertInto('accounts')
+        .values({ id: 'acct_00000000000000000000000000000013', name: 'Before 013', created_at: 't', updated_at: 't' })
+        .execute();
+      const { serverId } = await createServer(ctxA, {
+        accountId: 'acct_00000000000000000000000000000013',
+        name: 'Production',
+        mode: 'business',
+        actor: CLI_ACTOR,
+      });
       await store.flows.addIdempotencyRecord(idempotencyRecord(vaultA, serverId, 'before-rotation'));
       await verifyMasterKeys(store, { current: Buffer.from(keyA, 'base64'), old: [] }, new Date().toISOString());
       await verifyMasterKeys(store, { current: Buffer.from(keyB, 'base64'), old: [Buffer.from(keyA, 'base64')] }, new Date().toISOString());

@@ -34,6 +34,7 @@ import { type DashboardClient as Client, DashboardClient, hiddenFieldsOf, newSig
 import { ENGINES } from '../helpers/databases.js';
 import { keyIdOf } from '../helpers/master-key.js';
 import { leaked, sqliteFilesText, storedRowsText } from '../helpers/secret-scan.js';
+import { inviteOnPage, joinWithLink } from '../helpers/team.js';
 import { startSecondNode, startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -471,6 +472,25 @@ describe.each(ENGINES)('one-time codes on %s', (engine) => {
     });
     const plain = await new DashboardClient(t.app).submit('/dashboard/sign-in', '/dashboard/sign-in', { email: third, password: PASSWORD });
     expect(plain.headers.location).toBe(HOME);
+  });
+
+  it('makes a person joining an account that requires codes turn them on before the session the join would start', async () => {
+    const owner = await newSignedInUser(t.app, t.ctx.store.db, 'Joiners');
+    expect((await owner.client.submit('/dashboard/team', MFA_POLICY_URL, {})).statusCode).toBe(303);
+    const email = `joiner-${randomBytes(4).toString('hex')}@policy.example`;
+    const { url } = await inviteOnPage(owner.client, email, 'developer');
+    const joined = await joinWithLink(t.app, url!);
+    // Joined (the user exists, the link is used), yet no session: the enrolment comes first.
+    expect(joined.response.statusCode).toBe(303);
+    expect(joined.response.headers.location).toBe(SIGN_IN_CODE_URL);
+    expect(hasSessionCookie(joined.response)).toBe(false);
+    expect(await signedIn(joined.client)).toBe(false);
+    const userId = (await t.ctx.store.db.selectFrom('account_users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+    expect(await sessionsOf(userId)).toBe(0);
+    const secret = secretOn((await joined.client.get(SIGN_IN_CODE_URL)).body);
+    const confirmed = await sendCode(joined.client, codeAt(secret));
+    expect(hasSessionCookie(confirmed)).toBe(true);
+    expect(await signedIn(joined.client)).toBe(true);
   });
 
   it('stores the secret only sealed, never logs or records a code, and a master-key rotation reseals it', async () => {

@@ -151,6 +151,31 @@ describe.each(ENGINES)('single sign-on on %s', (engine) => {
     expect((await userOf('ada@sso.example'))!.id).toBe(user!.id);
   });
 
+  it('joins one user when the same new person signs in twice at once', async () => {
+    idp.email = 'twice@sso.example';
+    idp.subject = 'subject-twice';
+    const browsers = await Promise.all(
+      ['first', 'second'].map(async (code) => {
+        const client = new DashboardClient(t.app);
+        const url = authorizationUrlOf(await startSso(client, 'twice@sso.example'));
+        idp.nonceOfCode.set(code, url.searchParams.get('nonce')!);
+        return { client, code, state: url.searchParams.get('state')! };
+      }),
+    );
+    const answers = await Promise.all(browsers.map(({ client, code, state }) => client.get(`${CALLBACK}?code=${code}&state=${state}`)));
+    expect(answers.map((a) => a.statusCode)).toEqual([303, 303]);
+    expect(browsers.every(({ client }) => hasSession(client))).toBe(true);
+    const users = await t.ctx.store.db.selectFrom('account_users').select('id').where('email', '=', 'twice@sso.example').execute();
+    expect(users).toHaveLength(1);
+    const joined = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .select('id')
+      .where('target_id', '=', users[0]!.id)
+      .where('action', '=', 'user.joined')
+      .execute();
+    expect(joined).toHaveLength(1);
+  });
+
   it('signs in a user the account already has, recording their subject', async () => {
     idp.email = ownerEmail;
     idp.subject = 'subject-owner';

@@ -243,6 +243,22 @@ describe.each(ENGINES)('Team on %s', (engine) => {
     expect(await events(accountId, 'user.joined')).toHaveLength(0);
   });
 
+  it('refuses a password join where the account requires single sign-on, but for an owner, and changes nothing', async () => {
+    const { client, accountId } = await newOwner();
+    const asViewer = await inviteOnPage(client, newEmail('viewer'), 'viewer');
+    const asOwner = await inviteOnPage(client, newEmail('owner'), 'owner');
+    // "Require SSO" as the SSO settings page sets it; what a join reads is the account's policy.
+    expect(await t.ctx.store.sso.setRequired(accountId, true)).toBe(true);
+    const refused = await joinWithLink(t.app, asViewer.url!);
+    expect(refused.response.statusCode).toBe(422);
+    expect(visible(refused.response.body)).toContain('requires single sign-on: join with "Join with SSO"');
+    expect(refused.client.cookies.has('keyward_session')).toBe(false);
+    expect((await invitationRows(accountId)).filter((i) => i.used_at !== null)).toHaveLength(0);
+    // Owners keep their password as a break-glass (CONTRACT 9): an owner's invitation joins with one.
+    expect((await joinWithLink(t.app, asOwner.url!)).response.statusCode).toBe(303);
+    expect(await events(accountId, 'user.joined')).toHaveLength(1);
+  });
+
   it('changes a role from the next request on: a developer made viewer may no longer act, and a viewer posts no team form', async () => {
     const { client, accountId } = await newOwner();
     const dev = newEmail('dev');

@@ -40,6 +40,8 @@ export interface ScriptedOidcIssuer {
   subject: string;
   /** The nonce the next ID token carries by default: the test sets the one of the authorization URL it read. */
   nonce: string;
+  /** Nonces by authorization code, for sign-ins in flight at once (each code's ID token carries its own); else `nonce`. */
+  nonceOfCode: Map<string, string>;
   idToken: ScriptedIdToken;
   /** Put over the discovery document (undefined removes a member). */
   discovery: Record<string, unknown>;
@@ -100,6 +102,7 @@ export async function startScriptedOidcIssuer(options: { email?: string; now?: (
     email: options.email ?? 'ada@sso.example',
     subject: 'subject-ada',
     nonce: '',
+    nonceOfCode: new Map(),
     idToken: {},
     discovery: {},
     oversized: 'none',
@@ -156,7 +159,7 @@ export async function startScriptedOidcIssuer(options: { email?: string; now?: (
       aud: endpoint.clientId,
       iat: now,
       exp: now + 300,
-      nonce: endpoint.nonce,
+      nonce: endpoint.nonceOfCode.get(form.get('code') ?? '') ?? endpoint.nonce,
       email: endpoint.email,
       email_verified: true,
       ...endpoint.idToken.claims,

@@ -60,9 +60,18 @@ describe.each(ENGINES)('migration 012 on %s', (engine) => {
 
     expect(await migrateToLatest(store)).toContain('012-account-users');
 
-    // 017 (the team) makes the account's one user its owner.
+    // 017 (the team) makes the account's one user its owner; 018 adds the SSO subject.
     expect(await store.db.selectFrom('account_users').selectAll().execute()).toEqual([
-      { id: 'usr_1', account_id: 'acct_1', email: 'a@acme.example', password_hash: null, created_at: 't', role: 'owner', last_sign_in_at: null },
+      {
+        id: 'usr_1',
+        account_id: 'acct_1',
+        email: 'a@acme.example',
+        password_hash: null,
+        created_at: 't',
+        role: 'owner',
+        last_sign_in_at: null,
+        sso_subject: null,
+      },
     ]);
     expect(await store.db.selectFrom('dashboard_sessions').select(['id', 'user_id']).execute()).toEqual([{ id: 'ses_1', user_id: 'usr_1' }]);
     expect(await store.db.selectFrom('audit_events').select(['id', 'actor']).orderBy('id').execute()).toEqual([

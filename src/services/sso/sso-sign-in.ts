@@ -15,9 +15,8 @@ import { newId } from '../../primitives/ids.js';
 import type { TeamRole } from '../../store/schema.js';
 import { isUniqueViolation } from '../../store/store-errors.js';
 import { recordAudit } from '../audit/audit.js';
-import type { ServiceContext } from '../context.js';
+import { type ServiceContext, userActor } from '../context.js';
 import { MAX_TEAM_SIZE } from '../team/invitations.js';
-import { actorOfUser } from '../team/team-actor.js';
 import { type SessionDevice, startSignedInSession } from '../users/sessions.js';
 import { SsoCallbackError, type VerifiedIdentity } from './sso-provider.js';
 import { domainsOf } from './sso-settings.js';
@@ -78,7 +77,7 @@ async function addSsoUser(
   });
   await recordAudit(ctx, {
     accountId,
-    actor: actorOfUser(userId),
+    actor: userActor(userId),
     action: 'user.joined',
     targetId: userId,
     detail: { email: identity.email, role, via: 'sso', ...joinedHow },
@@ -87,13 +86,19 @@ async function addSsoUser(
   return userId;
 }
 
-/** Runs `signIn` in one transaction; an email that got a user elsewhere meanwhile (the unique index) is refused like one found. */
+/**
+ * Runs `signIn` in one transaction. An email that got a user meanwhile (the unique index refused the
+ * new one: the same person signing in twice at once, or a join elsewhere) runs it once more, which
+ * then finds that user and answers as for one found; a second refusal is the other account's.
+ */
 async function inTransaction(ctx: ServiceContext, email: string, signIn: () => Promise<SsoSignedIn>): Promise<SsoSignedIn> {
-  try {
-    return await ctx.store.transaction(signIn);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw new SsoCallbackError(REFUSED.otherAccount(email));
-    throw error;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await ctx.store.transaction(signIn);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      if (attempt === 2) throw new SsoCallbackError(REFUSED.otherAccount(email));
+    }
   }
 }
 

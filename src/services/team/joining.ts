@@ -8,16 +8,18 @@ import { sha256Hex } from '../../primitives/digest.js';
 import { newId } from '../../primitives/ids.js';
 import { isUniqueViolation } from '../../store/store-errors.js';
 import { recordAudit } from '../audit/audit.js';
-import type { ServiceContext } from '../context.js';
+import { type ServiceContext, userActor } from '../context.js';
 import { DomainError } from '../domain-error.js';
+import { type SecondStep, secondStepOf } from '../mfa/mfa-policy.js';
 import { requireAcceptablePassword } from '../users/accounts.js';
 import { hashPassword } from '../users/passwords.js';
 import { createSession, type SessionDevice } from '../users/sessions.js';
 import { MAX_TEAM_SIZE, type OpenedInvitation, openInvitation } from './invitations.js';
-import { actorOfUser } from './team-actor.js';
 
 export type JoinResult =
   | { joined: true; userId: string; accountId: string; sessionToken: string }
+  /** Joined, but the account requires one-time codes: the new user turns them on before any session (services/users/second-step.ts). */
+  | { joined: true; userId: string; accountId: string; email: string; secondStep: SecondStep }
   /** Nothing changed: the link was not pending (any more). */
   | { joined: false; state: Exclude<OpenedInvitation['state'], 'pending'> };
 
@@ -53,6 +55,10 @@ export async function join(ctx: ServiceContext, input: { token: string; password
         throw new DomainError('team_limit_reached', { detail: `the account has ${MAX_TEAM_SIZE} users already, the most it may have` });
       }
       if (await ctx.store.accounts.userByEmail(invitation.email)) throw emailHasUser();
+      // "Require SSO" turns passwords off for all but owners: a password join would make one (CONTRACT 9).
+      if (invitation.role !== 'owner' && (await ctx.store.sso.required(invitation.account_id))) {
+        throw new DomainError('sso_required', { detail: 'this account requires single sign-on: join with "Join with SSO"' });
+      }
       await ctx.store.accounts.addUser({
         id: userId,
         account_id: invitation.account_id,
@@ -65,7 +71,7 @@ export async function join(ctx: ServiceContext, input: { token: string; password
       });
       await recordAudit(ctx, {
         accountId: invitation.account_id,
-        actor: actorOfUser(userId),
+        actor: userActor(userId),
         action: 'user.joined',
         targetId: userId,
         detail: { email: invitation.email, role: invitation.role, invitationId: invitation.id },
@@ -83,5 +89,8 @@ export async function join(ctx: ServiceContext, input: { token: string; password
     const now = await openInvitation(ctx, input.token);
     return { joined: false, state: now.state === 'pending' ? 'unknown' : now.state };
   }
+  // "Require MFA" holds from the first sign-in on, and joining is one (CONTRACT 9).
+  const second = await secondStepOf(ctx, userId);
+  if (second) return { joined: true, userId, accountId: joined.accountId, email: opened.email, secondStep: second.step };
   return { joined: true, userId, accountId: joined.accountId, sessionToken: await createSession(ctx, userId, input.device) };
 }

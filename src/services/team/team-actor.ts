@@ -11,9 +11,6 @@ export type TeamActor = { kind: 'user'; actor: Actor; userId: string; accountId:
 
 export const OPERATOR: TeamActor = { kind: 'operator', actor: CLI_ACTOR };
 
-/** How a dashboard user is named as an actor: the spelling dashboard/actor-names.ts reads back. */
-export const actorOfUser = (userId: string): Actor => `user:${userId}`;
-
 export function mayAct(actor: TeamActor, action: TeamAction): boolean {
   return actor.kind === 'operator' || mayDo(actor.role, action);
 }

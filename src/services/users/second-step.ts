@@ -12,7 +12,7 @@
  * failed sign-in, never with the code.
  */
 import { addSeconds, iso } from '../../primitives/clock.js';
-import type { ServiceContext } from '../context.js';
+import { type ServiceContext, userActor } from '../context.js';
 import type { SecondStep } from '../mfa/mfa-policy.js';
 import { acceptAnyCode, type CodeOwner, codesOn, confirmEnrolment } from '../mfa/one-time-codes.js';
 import { recordFailedSignIn, type SessionDevice, startSignedInSession } from './sessions.js';
@@ -56,7 +56,7 @@ const ownerOf = (pending: PendingSignIn): CodeOwner => ({
   userId: pending.userId,
   accountId: pending.accountId,
   email: pending.email,
-  actor: `user:${pending.userId}`,
+  actor: userActor(pending.userId),
 });
 
 /** A code refused: wrong or used already (`lockedUntil` when this one used the window's last attempt), or not checked (locked). */

@@ -18,7 +18,7 @@ import { newId } from '../../primitives/ids.js';
 import { isToken, newToken } from '../../primitives/random-tokens.js';
 import type { TeamRole } from '../../store/schema.js';
 import { type AuditAction, recordAudit } from '../audit/audit.js';
-import type { ServiceContext } from '../context.js';
+import { type ServiceContext, userActor } from '../context.js';
 import { DomainError } from '../domain-error.js';
 import { type SecondStep, secondStepOf } from '../mfa/mfa-policy.js';
 import { createAccount } from './accounts.js';
@@ -118,9 +118,6 @@ export type SignInResult =
 // Spent on unknown emails so that a wrong email costs as long as a wrong password (no account probing by timing).
 const DECOY_HASH = hashPassword(randomBytes(16).toString('hex'));
 
-/** How a dashboard user is named as an actor: the spelling of dashboard/actor-names.ts `userActor`, which the dashboard reads back. */
-const actorOfUser = (userId: string) => `user:${userId}`;
-
 /**
  * Why a sign-in failed, as its audit event says: a password checked and wrong, or not checked at all
  * (locked out); a one-time code wrong, used already, or not checked (locked out) at the second step.
@@ -182,7 +179,7 @@ export async function startSignedInSession(ctx: ServiceContext, userId: string, 
     if (accountId === undefined) return null;
     await recordAudit(ctx, {
       accountId,
-      actor: actorOfUser(userId),
+      actor: userActor(userId),
       action: 'user.signed_in',
       targetId: userId,
       detail: { address: device.address, device: deviceName(device.userAgent), ...(via ? { via } : {}) },
