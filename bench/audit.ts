@@ -25,7 +25,7 @@ import { createAccount } from '../src/services/users/accounts.js';
 import { hashPassword } from '../src/services/users/passwords.js';
 import { createSession } from '../src/services/users/sessions.js';
 import type { Engine } from '../src/store/store.js';
-import { benchPostgres, startProcess } from './processes.js';
+import { benchPostgres, latency, startProcess } from './processes.js';
 
 const ENGINE = (process.env.BENCH_ENGINE ?? 'sqlite') as Engine;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -98,20 +98,10 @@ async function seed(env: Record<string, string>) {
   }
 }
 
-/** Per-request latency: `count` requests one after another on one keep-alive connection, in ms; and the events the last page showed. */
-async function latency(client: Client, path: string, headers: Record<string, string>, count: number) {
-  const times: number[] = [];
-  let body = '';
-  for (let i = 0; i < count; i++) {
-    const started = process.hrtime.bigint();
-    const response = await client.request({ path, method: 'GET', headers });
-    body = await response.body.text();
-    times.push(Number(process.hrtime.bigint() - started) / 1e6);
-    if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode} ${body.slice(0, 300)}`);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { p50: at(0.5), p99: at(0.99), rows: (body.match(/<tr>/g) ?? []).length };
+/** A page's latency, and how many events it showed (its table's rows, the header's less). */
+async function pageLatency(client: Client, path: string, headers: Record<string, string>, count: number) {
+  const { p50, p99, body } = await latency(client, path, headers, count);
+  return { p50, p99, rows: (body.match(/<tr>/g) ?? []).length - 1 };
 }
 
 /** Runs `keyward audit export` with its output thrown away; its time and its peak RSS (VmHWM, read until it exits). */
@@ -168,12 +158,12 @@ try {
         for (const account of accounts) {
           const query = filters(account)[k]![1]!;
           const path = `/dashboard/audit?${query}${page === 'deep' ? `${query ? '&' : ''}before=${account.middle}` : ''}`;
-          await latency(client, path, account.headers, 20);
-          measured.push(await latency(client, path, account.headers, REQUESTS));
+          await pageLatency(client, path, account.headers, 20);
+          measured.push(await pageLatency(client, path, account.headers, REQUESTS));
         }
         const [small, large] = measured as [(typeof measured)[0], (typeof measured)[0]];
         console.log(
-          `${name!.padEnd(18)} ${page.padEnd(5)} ${String(large.rows - 1).padStart(5)} | ${ms(small.p50)} ${ms(small.p99)} | ${ms(large.p50)} ${ms(large.p99)} | ${(large.p50 / small.p50).toFixed(2).padStart(8)}×`,
+          `${name!.padEnd(18)} ${page.padEnd(5)} ${String(large.rows).padStart(5)} | ${ms(small.p50)} ${ms(small.p99)} | ${ms(large.p50)} ${ms(large.p99)} | ${(large.p50 / small.p50).toFixed(2).padStart(8)}×`,
         );
       }
     }

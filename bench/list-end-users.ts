@@ -25,7 +25,7 @@ import { createAccountKey } from '../src/services/keys/account-keys.js';
 import { createServer } from '../src/services/servers/servers.js';
 import { createAccount } from '../src/services/users/accounts.js';
 import type { Engine } from '../src/store/store.js';
-import { benchPostgres, load, peakRssMiB, startProcess } from './processes.js';
+import { benchPostgres, latency, load, peakRssMiB, startProcess } from './processes.js';
 
 const ENGINE = (process.env.BENCH_ENGINE ?? 'sqlite') as Engine;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -111,20 +111,10 @@ async function seed(env: Record<string, string>) {
   }
 }
 
-/** Per-request latency: `count` requests one after another on one keep-alive connection, in ms. */
-async function latency(client: Client, path: string, headers: Record<string, string>, count: number) {
-  const times: number[] = [];
-  let body = '';
-  for (let i = 0; i < count; i++) {
-    const started = process.hrtime.bigint();
-    const response = await client.request({ path, method: 'GET', headers });
-    body = await response.body.text();
-    times.push(Number(process.hrtime.bigint() - started) / 1e6);
-    if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode} ${body}`);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { p50: at(0.5), p99: at(0.99), members: (JSON.parse(body) as { data: unknown[] }).data.length };
+/** A list's latency, and how many members its last answer listed. */
+async function listLatency(client: Client, path: string, headers: Record<string, string>, count: number) {
+  const { p50, p99, body } = await latency(client, path, headers, count);
+  return { p50, p99, members: (JSON.parse(body) as { data: unknown[] }).data.length };
 }
 
 const FILTERS = [
@@ -160,8 +150,8 @@ try {
         const measured = [];
         for (const server of servers) {
           const path = `/v1/end-users?limit=20${query}${page === 'deep' ? `&cursor=${encodeURIComponent(server.middle)}` : ''}`;
-          await latency(client, path, server.headers, 30);
-          const timing = await latency(client, path, server.headers, REQUESTS);
+          await listLatency(client, path, server.headers, 30);
+          const timing = await listLatency(client, path, server.headers, REQUESTS);
           const loaded = await load(keyward.address + path, server.headers, SECONDS, CONNECTIONS);
           measured.push({ ...timing, rate: loaded.requests.average });
         }
@@ -184,8 +174,8 @@ try {
       const timings = [];
       for (const page of ['first', 'deep']) {
         const path = `/v1/end-users?limit=20&prefix=${encodeURIComponent(prefix)}${page === 'deep' ? `&cursor=${encodeURIComponent(large.middle)}` : ''}`;
-        await latency(client, path, large.headers, 5);
-        timings.push(await latency(client, path, large.headers, Math.max(20, REQUESTS / 10)));
+        await listLatency(client, path, large.headers, 5);
+        timings.push(await listLatency(client, path, large.headers, Math.max(20, REQUESTS / 10)));
       }
       console.log(
         `${prefix.padEnd(15)} ${String(matches).padStart(7)} ${ms(timings[0]!.p50)} ${ms(timings[0]!.p99)} | ${ms(timings[1]!.p50)} ${ms(timings[1]!.p99)}`,

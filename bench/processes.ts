@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import type { Client } from 'undici';
 import { createPostgresDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/embedded-postgres.js';
 
 /**
@@ -87,6 +88,22 @@ export async function benchPostgres() {
       await server.stop();
     },
   };
+}
+
+/** Per-request latency: `count` GETs one after another on one keep-alive connection, in ms, failing on any non-200; and the last answer's body. */
+export async function latency(client: Client, path: string, headers: Record<string, string>, count: number) {
+  const times: number[] = [];
+  let body = '';
+  for (let i = 0; i < count; i++) {
+    const started = process.hrtime.bigint();
+    const response = await client.request({ path, method: 'GET', headers });
+    body = await response.body.text();
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode} ${body.slice(0, 300)}`);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { p50: at(0.5), p99: at(0.99), body };
 }
 
 /** The peak resident memory of a process so far, in MiB (Linux: the kernel keeps the high-water mark). */

@@ -30,7 +30,7 @@ import { rotateMasterKey } from '../../src/services/sealing/master-key-rotation.
 import { hashPassword } from '../../src/services/users/passwords.js';
 import { LOCK_SECONDS, MAX_SIGN_IN_ATTEMPTS } from '../../src/services/users/sign-in-attempts.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
-import { type DashboardClient as Client, DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
+import { auditEventsOf, type DashboardClient as Client, DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { keyIdOf } from '../helpers/master-key.js';
 import { leaked, sqliteFilesText, storedRowsText } from '../helpers/secret-scan.js';
@@ -86,14 +86,7 @@ describe.each(ENGINES)('one-time codes on %s', (engine) => {
 
   const sessionsOf = async (userId: string) =>
     (await t.ctx.store.db.selectFrom('dashboard_sessions').select('id').where('user_id', '=', userId).execute()).length;
-  const auditOf = (accountId: string, action: string) =>
-    t.ctx.store.db
-      .selectFrom('audit_events')
-      .select(['actor', 'target_id', 'detail'])
-      .where('account_id', '=', accountId)
-      .where('action', '=', action)
-      .orderBy('id')
-      .execute();
+  const auditOf = (accountId: string, action: string) => auditEventsOf(t.ctx.store.db, accountId, action);
 
   /** "Security" → "Turn on": the enrolment page, its secret, and the page that answers its confirmation. */
   async function turnOn(client: Client) {

@@ -10,7 +10,7 @@ import { newId } from '../../src/primitives/ids.js';
 import { createAccount } from '../../src/services/users/accounts.js';
 import { hashPassword } from '../../src/services/users/passwords.js';
 import { browserOn } from '../helpers/dashboard-device.js';
-import { csrfOf, DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
+import { auditEventsOf, csrfOf, DashboardClient, newSignedInUser, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -57,13 +57,7 @@ describe.each(ENGINES)('the Security page on %s', (engine) => {
 
   const sessionIdsOf = async (userId: string) =>
     (await t.ctx.store.db.selectFrom('dashboard_sessions').select('id').where('user_id', '=', userId).orderBy('id').execute()).map((r) => r.id);
-  const auditOf = (accountId: string, action: string) =>
-    t.ctx.store.db
-      .selectFrom('audit_events')
-      .select(['actor', 'target_id', 'detail'])
-      .where('account_id', '=', accountId)
-      .where('action', '=', action)
-      .execute();
+  const auditOf = (accountId: string, action: string) => auditEventsOf(t.ctx.store.db, accountId, action);
   /** Whether the browser's session still opens a signed-in page. */
   const signedIn = async (client: DashboardClient) => {
     const response = await client.get('/dashboard/servers');

@@ -116,3 +116,14 @@ export async function newSignedInUser(app: FastifyInstance, db: Kysely<Database>
   const { id: userId, account_id: accountId } = await userByEmail(db, email);
   return { client, email, userId, accountId };
 }
+
+/** An account's audit events of one action, oldest first: who, on what, and the detail as stored. */
+export function auditEventsOf(db: Kysely<Database>, accountId: string, action: string) {
+  return db
+    .selectFrom('audit_events')
+    .select(['actor', 'target_id', 'detail'])
+    .where('account_id', '=', accountId)
+    .where('action', '=', action)
+    .orderBy('id')
+    .execute();
+}

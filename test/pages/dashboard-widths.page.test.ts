@@ -93,6 +93,10 @@ describe.skipIf(!chromiumAvailable())('every dashboard page at 1280 and 390 px',
       ['api-keys', '/dashboard/developer/api-keys'],
       ['api-key-revoke', `/dashboard/developer/api-keys/${keyId}/revoke`],
       ['audit', '/dashboard/audit'],
+      ['audit-filtered', '/dashboard/audit?action=server.created&from=2026-01-01'],
+      ['team', '/dashboard/team'],
+      ['team-sso', '/dashboard/team/sso'],
+      ['security', '/dashboard/security'],
     ];
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
