@@ -62,7 +62,6 @@ export const commands: Record<string, Command> = {
       // mfa: whether the user's one-time codes are on (confirmed).
       const withMfa = await usersWithMfa(ctx, str(o, 'account'));
       return {
-        // sso is false for everyone until single sign-on exists (CONTRACT 9).
         users: team.users.map((u) => ({
           id: u.id,
           email: u.email,
@@ -70,7 +69,7 @@ export const commands: Record<string, Command> = {
           createdAt: u.createdAt,
           lastSignInAt: u.lastSignInAt,
           mfa: withMfa.has(u.id),
-          sso: false,
+          sso: u.sso,
         })),
         invitations: team.invitations.map((i) => ({ id: i.id, email: i.email, role: i.role, expiresAt: i.expiresAt })),
       };

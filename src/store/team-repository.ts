@@ -89,7 +89,7 @@ export class TeamRepository extends Repository {
   users(accountId: string) {
     return this.db
       .selectFrom('account_users')
-      .select(['id', 'email', 'role', 'created_at', 'last_sign_in_at'])
+      .select(['id', 'email', 'role', 'created_at', 'last_sign_in_at', 'sso_subject'])
       .where('account_id', '=', accountId)
       .orderBy('created_at')
       .orderBy('id')

@@ -20,6 +20,7 @@ import { rotateMasterKey } from '../../src/services/sealing/master-key-rotation.
 import { configureSso, removeSso, setSsoRequired } from '../../src/services/sso/sso-settings.js';
 import { invite } from '../../src/services/team/invitations.js';
 import { OPERATOR } from '../../src/services/team/team-actor.js';
+import { listTeam } from '../../src/services/team/team-users.js';
 import { createAccount } from '../../src/services/users/accounts.js';
 import { hashPassword } from '../../src/services/users/passwords.js';
 import { csrfOf, DashboardClient, hiddenFieldsOf, newSignedInUser, visible } from '../helpers/dashboard-session.js';
@@ -176,18 +177,41 @@ describe.each(ENGINES)('single sign-on on %s', (engine) => {
     expect(joined).toHaveLength(1);
   });
 
-  it('signs in a user the account already has, recording their subject', async () => {
-    idp.email = ownerEmail;
-    idp.subject = 'subject-owner';
-    const { callback } = await signInThroughSso(ownerEmail);
+  it('signs in a user the account already has, recording their subject; never an owner', async () => {
+    const existing = `existing-admin-${engine}@sso.example`;
+    await t.ctx.store.accounts.addUser({
+      id: newId('usr'),
+      account_id: accountId,
+      email: existing,
+      password_hash: await hashPassword(PASSWORD),
+      created_at: t.clock.now().toISOString(),
+      role: 'admin',
+      last_sign_in_at: null,
+    });
+    idp.email = existing;
+    idp.subject = 'subject-existing';
+    const { callback } = await signInThroughSso(existing);
     expect(callback.statusCode, callback.body.slice(0, 300)).toBe(303);
-    expect(await userOf(ownerEmail)).toMatchObject({ role: 'owner', sso_subject: 'subject-owner' });
+    expect(await userOf(existing)).toMatchObject({ role: 'admin', sso_subject: 'subject-existing' });
+    // `user list` (and the Team page) say who signs in through SSO.
+    const listed = new Map((await listTeam(t.ctx, accountId)).users.map((u) => [u.email, u.sso]));
+    expect([listed.get(existing), listed.get(ownerEmail)]).toEqual([true, false]);
     // Another identity at the provider with that email is not that user.
     idp.subject = 'subject-impostor';
     const before = await counts();
-    const impostor = await signInThroughSso(ownerEmail);
+    const impostor = await signInThroughSso(existing);
     expectFailedPage(impostor.callback, 'is linked to another identity at your identity provider');
     expect(hasSession(impostor.client)).toBe(false);
+    expect(await counts()).toEqual(before);
+
+    // An admin chooses the issuer, and an issuer vouches for any email: an owner signed in through it
+    // would be an admin made owner. Owners sign in with their password only.
+    idp.email = ownerEmail;
+    idp.subject = 'subject-owner';
+    const owner = await signInThroughSso(ownerEmail);
+    expectFailedPage(owner.callback, 'Owners sign in with their password');
+    expect(hasSession(owner.client)).toBe(false);
+    expect(await userOf(ownerEmail)).toMatchObject({ role: 'owner', sso_subject: null });
     expect(await counts()).toEqual(before);
   });
 

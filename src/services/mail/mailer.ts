@@ -34,7 +34,9 @@ export function smtpMailer(settings: MailSettings): Mailer {
         host: settings.smtp.host,
         ...(settings.smtp.port !== undefined ? { port: settings.smtp.port } : {}),
         secure: settings.smtp.secure,
-        ...(settings.smtp.auth ? { auth: settings.smtp.auth } : {}),
+        // With a password, `smtp://` must still upgrade with STARTTLS: a server (or anyone between) that
+        // offers no STARTTLS gets no password in clear, the send fails instead.
+        ...(settings.smtp.auth ? { auth: settings.smtp.auth, requireTLS: !settings.smtp.secure } : {}),
         connectionTimeout: CONNECT_TIMEOUT_MS,
         greetingTimeout: CONNECT_TIMEOUT_MS,
         socketTimeout: SOCKET_TIMEOUT_MS,

@@ -102,7 +102,8 @@ async function pendingInvitation(ctx: ServiceContext, invitationToken: string) {
 /** Whether an invitation's page offers "Join with SSO": the link is pending and its account has a provider. */
 export async function ssoJoinOffered(ctx: ServiceContext, invitationToken: string): Promise<boolean> {
   const invitation = await pendingInvitation(ctx, invitationToken);
-  return invitation !== undefined && (await ctx.store.sso.settingsOf(invitation.account_id)) !== undefined;
+  // An owner's invitation is joined with a password: owners never sign in through SSO (sso-sign-in.ts).
+  return invitation !== undefined && invitation.role !== 'owner' && (await ctx.store.sso.settingsOf(invitation.account_id)) !== undefined;
 }
 
 /** "Join with SSO" on an invitation's page: the invitation's account's provider, the invitation's email as the hint. */

@@ -30,6 +30,8 @@ const REFUSED = {
     `${email} is linked to another identity at your identity provider, so Keyward cannot tell it is you. Ask an administrator of the account.`,
   full: `This account has ${MAX_TEAM_SIZE} users already, the most it may have, so nobody new can join. Ask an administrator of the account.`,
   removed: 'Your user was removed while you were signing in.',
+  ownerInvitation: 'This invitation makes you an owner, and owners sign in with a password: open the link again and choose one.',
+  owner: 'Owners sign in with their password (and their one-time codes), not through single sign-on. Use “Sign in” with your email and password.',
   invitationGone: 'This invitation is no longer pending: it was used, revoked or has expired. Ask for a new one.',
   joinedAlready: (email: string) => `${email} is a user of this account already: sign in with “Sign in with SSO” instead.`,
   invitationEmail: (invited: string, email: string) =>
@@ -120,6 +122,10 @@ export async function signInThroughSso(ctx: ServiceContext, account: SsoAccount,
     const user = await ctx.store.sso.userByEmail(email);
     if (user && user.account_id !== account.accountId) throw new SsoCallbackError(REFUSED.otherAccount(email));
     if (user) {
+      // An admin may point the account at an issuer of their own choosing (CONTRACT 9 gives SSO to
+      // admins), and that issuer vouches for any email: an owner signed in through it would be an admin
+      // made owner. Owners keep their password as the break-glass, and only it.
+      if (user.role === 'owner') throw new SsoCallbackError(REFUSED.owner);
       if (user.sso_subject !== null && user.sso_subject !== identity.subject) throw new SsoCallbackError(REFUSED.otherIdentity(email));
       if (user.sso_subject === null) await ctx.store.sso.setSubject(user.id, identity.subject);
       return sessionFor(ctx, user.id, device, false);
@@ -147,6 +153,8 @@ export async function joinThroughSso(
     throw new SsoCallbackError(REFUSED.invitationGone);
   }
   if (invitation.email !== identity.email) throw new SsoCallbackError(REFUSED.invitationEmail(invitation.email, identity.email));
+  // An owner signs in with a password only (signInThroughSso says why): an owner's invitation is joined with one.
+  if (invitation.role === 'owner') throw new SsoCallbackError(REFUSED.ownerInvitation);
   return inTransaction(ctx, identity.email, async () => {
     const user = await ctx.store.sso.userByEmail(identity.email);
     if (user) throw new SsoCallbackError(user.account_id === input.accountId ? REFUSED.joinedAlready(identity.email) : REFUSED.otherAccount(identity.email));

@@ -27,6 +27,8 @@ export interface TeamUser {
   role: TeamRole;
   createdAt: string;
   lastSignInAt: string | null;
+  /** Whether the user has signed in through the account's single sign-on (their identity at its provider is recorded). */
+  sso: boolean;
 }
 
 export interface Team {
@@ -41,7 +43,14 @@ export async function listTeam(ctx: ServiceContext, accountId: string): Promise<
   }
   const rows = await ctx.store.team.users(accountId);
   return {
-    users: rows.map((row) => ({ id: row.id, email: row.email, role: row.role, createdAt: row.created_at, lastSignInAt: row.last_sign_in_at })),
+    users: rows.map((row) => ({
+      id: row.id,
+      email: row.email,
+      role: row.role,
+      createdAt: row.created_at,
+      lastSignInAt: row.last_sign_in_at,
+      sso: row.sso_subject !== null,
+    })),
     invitations: await pendingInvitations(ctx, accountId),
   };
 }
