@@ -15,7 +15,7 @@ import { readCookie } from '../web/cookies.js';
 import { formText } from '../web/form-fields.js';
 import type { AreaErrors } from '../web/pre-routing.js';
 import { answerErrors } from '../web/problem-answers.js';
-import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE } from './auth-routes.js';
+import { clearedSessionCookie, HOME, registerAuthRoutes, SESSION_COOKIE, sessionCookiesOf } from './auth-routes.js';
 import { readRefusal } from './domain-errors.js';
 import { registerJoinRoutes } from './join-routes.js';
 import { sendPage } from './layout.js';
@@ -57,7 +57,7 @@ export interface DashboardOptions {
 /** Registered under the /dashboard prefix. */
 export async function dashboardPlugin(scope: FastifyInstance, options: DashboardOptions) {
   const { ctx } = options;
-  const cookies = { secure: ctx.publicUrl.startsWith('https:') };
+  const cookies = sessionCookiesOf(ctx);
   answerErrors(scope, dashboardErrors.respond, readRefusal);
   await scope.register(formbody);
   scope.decorateRequest('dashboard', null);

@@ -5,19 +5,14 @@
  * malformed time is a usage error naming its flag (exit 2).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExportedAuditEvent } from '../../src/services/audit/audit-export.js';
 import { cliEnv, cliJson, newMasterKey, runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 
 const SLOW = 180_000;
 
-interface Line {
-  id: string;
-  at: string;
-  action: string;
-  actor: string;
-  target: string;
-  details: Record<string, unknown>;
-}
+/** A line as printed: the service's event, through JSON. */
+type Line = ExportedAuditEvent;
 
 describe.each(ENGINES)('audit export on %s', (engine) => {
   let database: TestDatabase;

@@ -61,6 +61,21 @@ export interface Provider {
   RefreshToken: any;
   AuthorizationCode: any;
 }
+/**
+ * The consent a test's person always gives: a grant (the interaction's, or a new one) for the scopes
+ * and claims the prompt is missing. Non-openid scopes such as api:read are "OIDC scopes" to the Grant
+ * API (resource indicators unused).
+ */
+export async function grantConsent(provider: Provider, details: any): Promise<{ consent: { grantId: string } }> {
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
+  const { missingOIDCScope, missingOIDCClaims } = details.prompt.details;
+  if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
+  if (missingOIDCClaims) grant.addOIDCClaims(missingOIDCClaims);
+  return { consent: { grantId: await grant.save() } };
+}
+
 interface OidcProviderModule {
   default: new (issuer: string, configuration: object) => Provider;
   errors: { InvalidRequest: new (description: string) => Error };
@@ -259,14 +274,7 @@ export async function startAuthorizationServer(options: {
       } else if (prompt === 'consent' && form.get('decision') === 'deny') {
         result = { error: 'access_denied', error_description: 'The user denied access' };
       } else if (prompt === 'consent') {
-        const grant = details.grantId
-          ? await provider.Grant.find(details.grantId)
-          : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
-        // Non-openid scopes such as api:read are "OIDC scopes" to the Grant API (resource indicators unused).
-        const { missingOIDCScope, missingOIDCClaims } = details.prompt.details;
-        if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
-        if (missingOIDCClaims) grant.addOIDCClaims(missingOIDCClaims);
-        result = { consent: { grantId: await grant.save() } };
+        result = await grantConsent(provider, details);
       } else {
         throw new Error(`unexpected prompt ${prompt}`);
       }

@@ -9,7 +9,7 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Ctx, loadOidcProvider, memoryAdapter } from './authorization-server.js';
+import { type Ctx, grantConsent, loadOidcProvider, memoryAdapter } from './authorization-server.js';
 
 export interface SsoIdentityProvider {
   issuer: string;
@@ -97,13 +97,7 @@ export async function startSsoIdentityProvider(options: { redirectUri: string })
       result = { login: { accountId: subjectOf(email) } };
     } else {
       // Consent given at once: the test's person always agrees.
-      const grant = details.grantId
-        ? await provider.Grant.find(details.grantId)
-        : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
-      const { missingOIDCScope, missingOIDCClaims } = details.prompt.details;
-      if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
-      if (missingOIDCClaims) grant.addOIDCClaims(missingOIDCClaims);
-      result = { consent: { grantId: await grant.save() } };
+      result = await grantConsent(provider, details);
     }
     ctx.status = 303;
     ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false }));
