@@ -29,6 +29,8 @@ describe.skipIf(!chromiumAvailable())('the dashboard in Chromium', () => {
     t.ctx.publicUrl = base;
     browser = await launchChromium();
     owner = await browser.newContext({ viewport: { width: 1200, height: 860 } });
+    // A step that cannot happen fails in 10 s naming its locator, not at the test's 30 s with no clue.
+    owner.setDefaultTimeout(10_000);
     await owner.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await owner.newPage();
     page.on('console', (message) => {
