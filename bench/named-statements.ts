@@ -24,7 +24,10 @@ const pool = new pg.Pool({ connectionString: url, max: 1 });
 const reader = postgresRunner(pool);
 let named = true;
 const runner: QueryRunner = (text, values, name) => reader(text, values, named ? name : undefined);
-const audience = new AudienceRepository(new Connections('postgres', store.db, runner, runner));
+const noChunks = (): never => {
+  throw new Error('this bench reads no statement in chunks');
+};
+const audience = new AudienceRepository(new Connections('postgres', store.db, runner, runner, noChunks));
 
 async function round(asNamed: boolean): Promise<{ cpu: number; wall: number }> {
   named = asNamed;

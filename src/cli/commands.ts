@@ -33,7 +33,8 @@ export interface Command {
 export interface LinesCommand {
   usage: string;
   options: Record<string, OptionSpec>;
-  lines(ctx: ServiceContext, options: Options): AsyncIterable<object>;
+  /** Chunks of lines (store/connections.ts ChunkReader), each made as it is read. */
+  lines(ctx: ServiceContext, options: Options): AsyncIterable<Iterable<object>>;
 }
 
 export const str = (options: Options, name: string): string => options[name] as string;

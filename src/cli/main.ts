@@ -75,11 +75,27 @@ async function runCommand(group: string, name: string, args: string[]): Promise<
   }
 }
 
-/** Prints each object as a JSON line, as the reader takes them: a slow pipe holds the command back instead of filling memory. */
-async function writeLines(lines: AsyncIterable<object>): Promise<void> {
-  for await (const line of lines) {
-    if (!process.stdout.write(`${JSON.stringify(line)}\n`)) await once(process.stdout, 'drain');
+/** Lines are written in strings of about this many characters (one write call, not one a line). */
+const LINES_WRITE_CHARS = 65_536;
+
+/**
+ * Prints each object as a JSON line, as the reader takes them: a slow reader holds the command back
+ * instead of filling memory. Lines go out joined in strings of ~64 KiB: one write a line would leave
+ * hundreds of small pending writes alive whenever the reader lags, and V8 would grow its young
+ * generation with the export's length (bench/RESULTS.md, "The audit trail at a million events").
+ */
+async function writeLines(chunks: AsyncIterable<Iterable<object>>): Promise<void> {
+  let text = '';
+  for await (const chunk of chunks) {
+    for (const line of chunk) {
+      text += `${JSON.stringify(line)}\n`;
+      if (text.length < LINES_WRITE_CHARS) continue;
+      const more = process.stdout.write(text);
+      text = '';
+      if (!more) await once(process.stdout, 'drain');
+    }
   }
+  if (text) process.stdout.write(text);
 }
 
 async function migrate(args: string[]): Promise<void> {

@@ -22,6 +22,14 @@ export type Db = Kysely<Database> | Transaction<Database>;
  */
 export type QueryRunner = (sqlText: string, parameters: readonly unknown[], name?: string) => Promise<unknown[]>;
 
+/**
+ * One statement's rows as a stream of chunks, for a reader of a whole table (audit export), on a
+ * connection of its own and from one snapshot. On SQLite a chunk's rows are made as they are read, so
+ * one row is held at a time; on PostgreSQL a chunk is one FETCH of a cursor. Memory stays what one
+ * chunk takes, however many rows the statement has.
+ */
+export type ChunkReader = (sqlText: string, parameters: readonly unknown[]) => AsyncIterable<Iterable<unknown>>;
+
 export class Connections {
   readonly #open = new AsyncLocalStorage<Transaction<Database>>();
   /** Transactions under way on this node (see transaction()). */
@@ -38,6 +46,8 @@ export class Connections {
     readonly reader: QueryRunner,
     /** runAlone's runner: on SQLite the root connection (in Kysely's queue), on PostgreSQL the pool as `reader`. */
     private readonly alone: QueryRunner,
+    /** A whole statement's rows, chunk by chunk (see ChunkReader). */
+    readonly readInChunks: ChunkReader,
   ) {}
 
   /**

@@ -17,7 +17,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { ClassifyingDialect } from './classifying-dialect.js';
-import { Connections, type Engine, type QueryRunner } from './connections.js';
+import { type ChunkReader, Connections, type Engine, type QueryRunner } from './connections.js';
 import { postgresRunner } from './postgres-runner.js';
 import type { Database } from './schema.js';
 import { storeError } from './store-errors.js';
@@ -75,6 +75,7 @@ interface Opened {
   readRunner: QueryRunner;
   /** Where a write-path statement that needs no transaction runs (see Connections.runAlone). */
   aloneRunner: QueryRunner;
+  readInChunks: ChunkReader;
   /** The engine's own figures (ConnectionFigures without the transactions, which Connections counts). */
   figures(): Omit<ConnectionFigures, 'transactionsUnderWay'>;
   close(): Promise<void>;
@@ -112,6 +113,22 @@ function openSqliteFile(path: string, options?: BetterSqlite3.Options): BetterSq
   }
 }
 
+/** Rows of a ChunkReader's chunk: on PostgreSQL, the rows one round trip of the cursor fetches. */
+const CHUNK_ROWS = 200;
+
+const rethrowStoreError = (error: unknown): never => {
+  throw storeError(error);
+};
+
+/** `rows`, with an error of the database's while they are read classified as the store's. */
+function* classified<T>(rows: Iterable<T>): Generator<T> {
+  try {
+    yield* rows;
+  } catch (error) {
+    throw storeError(error);
+  }
+}
+
 function openSqlite(path: string): Opened {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const database = openSqliteFile(path);
@@ -138,10 +155,38 @@ function openSqlite(path: string): Opened {
     }
   };
   const aloneRunner: QueryRunner = async (sqlText, parameters) => (await db.executeQuery(CompiledQuery.raw(sqlText, [...parameters]))).rows;
+  const readInChunks: ChunkReader = async function* (sqlText, parameters) {
+    // A connection of its own: a statement being iterated keeps its connection busy until it ends.
+    const connection = openSqliteFile(path, { readonly: true });
+    let rows: Iterator<unknown> | undefined;
+    try {
+      connection.pragma('busy_timeout = 5000');
+      rows = connection.prepare(sqlText).iterate(parameters)[Symbol.iterator]();
+      let more = true;
+      const chunk = function* (iterator: Iterator<unknown>) {
+        for (let n = 0; n < CHUNK_ROWS; n++) {
+          const next = iterator.next();
+          if (next.done) {
+            more = false;
+            return;
+          }
+          yield next.value;
+        }
+      };
+      while (more) yield classified(chunk(rows));
+    } catch (error) {
+      throw storeError(error);
+    } finally {
+      // A reader that stopped early leaves the statement mid-way: end it before closing its connection.
+      rows?.return?.();
+      connection.close();
+    }
+  };
   return {
     db,
     readRunner,
     aloneRunner,
+    readInChunks,
     figures: () => ({ walBytes: walBytes(path) }),
     close: async () => {
       reader.close();
@@ -182,14 +227,38 @@ function openPostgres(connectionString: string, max = POOL_MAX): Opened {
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new ClassifyingDialect(new PostgresDialect({ pool })) });
   const readRunner = postgresRunner(pool);
+  const readInChunks: ChunkReader = async function* (sqlText, parameters) {
+    // A cursor declared in SQL, not a protocol portal: PostgreSQL plans a DECLAREd cursor for its first
+    // rows (the index's order), where a portal is planned for the whole result (a scan and a sort).
+    const client = await pool.connect().catch(rethrowStoreError);
+    let open = false;
+    try {
+      await client.query('begin read only');
+      open = true;
+      await client.query(`declare keyward_chunks no scroll cursor for ${sqlText}`, [...parameters]);
+      for (;;) {
+        const { rows } = await client.query(`fetch ${CHUNK_ROWS} from keyward_chunks`);
+        if (rows.length === 0) break;
+        yield rows;
+      }
+      await client.query('commit');
+      open = false;
+    } catch (error) {
+      throw storeError(error);
+    } finally {
+      // Also when the reader stopped early (the generator's return): the cursor ends with its transaction.
+      if (open) await client.query('rollback').catch(() => undefined);
+      client.release();
+    }
+  };
   const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max } });
-  return { db, readRunner, aloneRunner: readRunner, figures, close: () => db.destroy() };
+  return { db, readRunner, aloneRunner: readRunner, readInChunks, figures, close: () => db.destroy() };
 }
 
 /** Opens the database; `close` ends every connection. */
 export function openConnections(location: DatabaseLocation): { connections: Connections; figures(): ConnectionFigures; close(): Promise<void> } {
-  const { db, readRunner, aloneRunner, figures, close } =
+  const { db, readRunner, aloneRunner, readInChunks, figures, close } =
     location.engine === 'postgres' ? openPostgres(location.target, location.poolMax) : openSqlite(location.target);
-  const connections = new Connections(location.engine, db, readRunner, aloneRunner);
+  const connections = new Connections(location.engine, db, readRunner, aloneRunner, readInChunks);
   return { connections, figures: () => ({ ...figures(), transactionsUnderWay: connections.transactionsUnderWay }), close };
 }

@@ -1,14 +1,13 @@
 /**
  * `keyward audit export` (CONTRACT 4 and 9): an account's trail, oldest first, one event at a time in
- * the contract's shape. Read a page at a time by position (audit-repository.ts exportPage), so the
- * memory it takes is one page's whatever the trail's length, and an event written while the export
- * runs is either in it or after it, never in it twice.
+ * the contract's shape. One statement read row by row (audit-repository.ts exportRows): the memory it
+ * takes does not grow with the trail, and an event written while the export runs is in it or after it,
+ * never in it twice.
  */
+
+import type { ExportedRow } from '../../store/audit-repository.js';
 import { CLI_ACTOR, type ServiceContext } from '../context.js';
 import { DomainError } from '../domain-error.js';
-
-/** Events read per statement: large enough that a million events take 2,000 reads, small enough to stay flat. */
-const EXPORT_PAGE = 500;
 
 export interface ExportedAuditEvent {
   id: string;
@@ -21,24 +20,26 @@ export interface ExportedAuditEvent {
   details: Record<string, unknown>;
 }
 
-export async function* exportAudit(ctx: ServiceContext, accountId: string, range: { since?: string; until?: string }): AsyncGenerator<ExportedAuditEvent> {
+/** The trail in chunks of events (store/connections.ts ChunkReader), each made as it is read. */
+export async function* exportAudit(
+  ctx: ServiceContext,
+  accountId: string,
+  range: { since?: string; until?: string },
+): AsyncGenerator<Iterable<ExportedAuditEvent>> {
   if (!(await ctx.store.accounts.exists(accountId))) throw new DomainError('account_not_found', { detail: `no account ${accountId}` });
-  let after: { at: string; id: string } | null = null;
-  for (;;) {
-    const rows = await ctx.store.audit.exportPage(accountId, range, after, EXPORT_PAGE);
-    for (const row of rows) {
-      const details = JSON.parse(row.detail) as Record<string, unknown>;
-      yield {
-        id: row.id,
-        at: row.created_at,
-        action: row.action,
-        actor: row.actor === CLI_ACTOR ? 'operator' : row.actor,
-        target: row.target_id,
-        details: row.server_id === null ? details : { ...details, serverId: row.server_id },
-      };
-    }
-    if (rows.length < EXPORT_PAGE) return;
-    const last = rows.at(-1)!;
-    after = { at: last.created_at, id: last.id };
+  for await (const rows of ctx.store.audit.exportRows(accountId, range)) yield shaped(rows);
+}
+
+function* shaped(rows: Iterable<ExportedRow>): Generator<ExportedAuditEvent> {
+  for (const row of rows) {
+    const details = JSON.parse(row.detail) as Record<string, unknown>;
+    yield {
+      id: row.id,
+      at: row.created_at,
+      action: row.action,
+      actor: row.actor === CLI_ACTOR ? 'operator' : row.actor,
+      target: row.target_id,
+      details: row.server_id === null ? details : { ...details, serverId: row.server_id },
+    };
   }
 }
