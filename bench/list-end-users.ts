@@ -2,7 +2,9 @@
  * GET /v1/end-users at 1,000 and at 1,000,000 members, through HTTP, in one run: one database with a
  * server of each size (rows written straight into the tables), `keyward serve` as its own process,
  * and for each server the list without a filter, with `provider=stripe` (5 members), `prefix=zz-`
- * (5 members) and both (2 members), each from the first page and from the middle of the audience.
+ * (5 members) and both (2 members), and the tag filter (CONTRACT 10): `tag=cohort:beta` (5 members),
+ * with `tag=plan:pro` beside it (5), with `provider=stripe` beside it (2), and `tag=plan:pro` alone (a
+ * quarter of the audience), each from the first page and from the middle of the audience.
  * Prints per-request latency (p50/p99, one request at a time), requests per second under load, the
  * 1M/1k ratios, the peak RSS of Keyward's process while it served the 1M server under load, and the
  * latency of prefixes with more matches on the 1M server (where a page's cost may still grow).
@@ -10,6 +12,7 @@
  *   npm run bench:list                         # SQLite
  *   BENCH_ENGINE=postgres npm run bench:list   # an embedded PostgreSQL, or BENCH_DATABASE_URL's
  *   BENCH_SECONDS=10 BENCH_REQUESTS=1000 npm run bench:list
+ *   BENCH_SIZES=1000,5000 BENCH_SECONDS=1 BENCH_REQUESTS=20 npm run bench:list   # a quick check that it runs
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,7 +34,10 @@ const ENGINE = (process.env.BENCH_ENGINE ?? 'sqlite') as Engine;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const SIZES = [1_000, 1_000_000] as const;
+/** The two audiences compared: 1k and 1M unless BENCH_SIZES names two others (smaller first). */
+const SIZES = (process.env.BENCH_SIZES ?? '1000,1000000').split(',').map(Number) as [number, number];
+if (SIZES.length !== 2 || !SIZES.every((n) => Number.isInteger(n) && n >= 1_000 && n % 2 === 0))
+  throw new Error('BENCH_SIZES is two even numbers of at least 1000');
 const BASE = Date.UTC(2026, 0, 1);
 /** Members i of a server are made one second apart: member i at BASE + i seconds. */
 const createdAt = (i: number) => new Date(BASE + i * 1000).toISOString();
@@ -48,7 +54,9 @@ if (ENGINE !== 'sqlite' && ENGINE !== 'postgres') throw new Error('BENCH_ENGINE 
  * One server's audience, straight into the tables: members auth0|1 … auth0|n, one a second, each with
  * one credential of openai, anthropic or github in turn (with the copies of the member's created_at
  * and id that migration 008 added), then the five zz- members and the stripe credentials. Secrets
- * are placeholders: the list never opens one.
+ * are placeholders: the list never opens one. Tags (migration 019: the JSON copy on the member row,
+ * and one audience_member_tags row each, with the member's created_at and id): every fourth auth0|
+ * member has plan:pro and the others plan:free; the zz- members have cohort:beta and plan:pro.
  */
 async function fill(ctx: ServiceContext, serverId: string, size: number) {
   const db = ctx.store.db;
@@ -63,8 +71,11 @@ async function fill(ctx: ServiceContext, serverId: string, size: number) {
   const secret = ENGINE === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
   const tag = serverId.slice(-8);
   const bulk = (statement: RawBuilder<unknown>) => statement.execute(db);
-  await bulk(sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at)
-    select 'mem_' || ${tag} || '_' || i, ${serverId}, 'auth0|' || i, ${time}, ${time} from (${series}) as s`);
+  const plan = sql`case when i % 4 = 0 then 'pro' else 'free' end`;
+  await bulk(sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at, tags)
+    select 'mem_' || ${tag} || '_' || i, ${serverId}, 'auth0|' || i, ${time}, ${time}, '{"plan":"' || ${plan} || '"}' from (${series}) as s`);
+  await bulk(sql`insert into audience_member_tags (member_id, server_id, tag_key, tag_value, member_created_at, external_user_id)
+    select 'mem_' || ${tag} || '_' || i, ${serverId}, 'plan', ${plan}, ${time}, 'auth0|' || i from (${series}) as s`);
   await bulk(sql`insert into credentials (id, server_id, member_id, provider, type, status, secret, connected_at, updated_at, member_created_at, external_user_id)
     select 'cred_' || ${tag} || '_' || i, ${serverId}, 'mem_' || ${tag} || '_' || i,
            case i % 3 when 0 then 'openai' when 1 then 'anthropic' else 'github' end,
@@ -72,10 +83,20 @@ async function fill(ctx: ServiceContext, serverId: string, size: number) {
     from (${series}) as s`);
   const place = (fraction: number) => Math.round(size * fraction);
   await bulk(
-    sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at) values ${sql.join(
-      ZZ.map((z) => sql`(${`mem_${tag}_${z.id}`}, ${serverId}, ${z.id}, ${createdAt(place(z.at))}, ${createdAt(place(z.at))})`),
+    sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at, tags) values ${sql.join(
+      ZZ.map(
+        (z) => sql`(${`mem_${tag}_${z.id}`}, ${serverId}, ${z.id}, ${createdAt(place(z.at))}, ${createdAt(place(z.at))}, '{"cohort":"beta","plan":"pro"}')`,
+      ),
     )}`,
   );
+  for (const [key, value] of [
+    ['cohort', 'beta'],
+    ['plan', 'pro'],
+  ]) {
+    await bulk(sql`insert into audience_member_tags (member_id, server_id, tag_key, tag_value, member_created_at, external_user_id)
+      select m.id, m.server_id, ${key}, ${value}, m.created_at, m.external_user_id
+      from audience_members m where m.server_id = ${serverId} and m.external_user_id in (${sql.join(ZZ.map((z) => z.id))})`);
+  }
   // The stripe credentials take their copies of created_at and the id from their member rows.
   const stripe = [...STRIPE_ZZ, ...STRIPE_OTHERS.map((f) => `auth0|${place(f)}`)];
   await bulk(sql`insert into credentials (id, server_id, member_id, provider, type, status, secret, connected_at, updated_at, member_created_at, external_user_id)
@@ -122,6 +143,10 @@ const FILTERS = [
   ['provider=stripe', '&provider=stripe'],
   ['prefix=zz-', '&prefix=zz-'],
   ['both', '&provider=stripe&prefix=zz-'],
+  ['tag cohort:beta', '&tag=cohort%3Abeta'],
+  ['tag cohort:beta, plan:pro', '&tag=plan%3Apro&tag=cohort%3Abeta'],
+  ['tag cohort:beta, stripe', '&tag=cohort%3Abeta&provider=stripe'],
+  ['tag plan:pro (a quarter)', '&tag=plan%3Apro'],
 ] as const;
 
 /** Prefixes of auth0|<i> on the 1M server with more and more matches (ids in creation order, so each is a few runs in time). */

@@ -23,6 +23,7 @@ import type { ServiceContext } from './services/context.js';
 import { mentionsKey } from './services/keys/key-format.js';
 import { ARRIVAL_LIMITS } from './web/arrival-limits.js';
 import { registerAssets } from './web/assets.js';
+import { registerBrandingRoutes } from './web/branding-routes.js';
 import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
 import { newRequestId, preRoutingHandlers } from './web/pre-routing.js';
@@ -160,6 +161,7 @@ export async function buildApp(options: AppOptions) {
   });
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 303));
   registerAssets(app);
+  registerBrandingRoutes(app, ctx);
   registerHealth(app, ctx);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { scheduleBackgroundRefresh } from './jobs/background-refresh-schedule.js';
 import { scheduleCredentialChecks } from './jobs/credential-checks-schedule.js';
+import { scheduleExpiryNotices } from './jobs/expiry-notices-schedule.js';
 import { scheduleSweeps } from './jobs/sweep-schedule.js';
 import { startWebhookDispatch } from './jobs/webhook-dispatch.js';
 import { Metrics } from './metrics/metrics.js';
@@ -64,6 +65,8 @@ export async function serve(config: Config): Promise<void> {
   const backgroundRefresh = scheduleBackgroundRefresh(ctx, { hours: config.backgroundRefreshHours }, logger);
   // Null when KEYWARD_VERIFY_HOURS is 0.
   const credentialChecks = scheduleCredentialChecks(ctx, { hours: config.verifyHours }, logger);
+  // connect.failed ("expired") for flows and forms nobody finished: always on, every 30 s.
+  const expiryNotices = scheduleExpiryNotices(ctx, {}, logger);
   // Deliveries run in a worker thread with connections of its own, off the API's event loop.
   const webhooks = startWebhookDispatch(ctx, config, logger);
   const flush = setInterval(() => logger.flush(), LOG_FLUSH_INTERVAL_MS);
@@ -81,6 +84,7 @@ export async function serve(config: Config): Promise<void> {
     await sweeps.stop();
     await backgroundRefresh?.stop();
     await credentialChecks?.stop();
+    await expiryNotices.stop();
     await webhooks.stop();
     await ctx.store.close();
     await ctx.outbound.close();

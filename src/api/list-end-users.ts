@@ -11,6 +11,12 @@ const Query = Type.Object(
     cursor: Type.Optional(Type.String({ description: 'The nextCursor of the page before.' })),
     provider: Type.Optional(ProviderSlug),
     prefix: Type.Optional(ExternalUserId),
+    tag: Type.Optional(
+      Type.Union([Type.String(), Type.Array(Type.String())], {
+        description:
+          'key:value (repeat it for several: all must match): only end users with that tag and exactly that value. Keys are 1 to 40 characters of a-z, 0-9, "_", "." and "-"; at most 10 filters.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -33,8 +39,8 @@ export function registerListEndUsers(app: ApiInstance, ctx: ServiceContext) {
       },
     },
     async (request) => {
-      const { limit = 20, cursor, provider, prefix } = request.query;
-      return listMembers(ctx, authOf(request).serverId, { limit, cursor, provider, prefix });
+      const { limit = 20, cursor, provider, prefix, tag } = request.query;
+      return listMembers(ctx, authOf(request).serverId, { limit, cursor, provider, prefix, tag });
     },
   );
 }

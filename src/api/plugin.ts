@@ -10,6 +10,7 @@ import type { Problem } from '../web/problem.js';
 import { answerErrors, respondWithProblem } from '../web/problem-answers.js';
 import { checkQueryEncoding } from '../web/validation.js';
 import type { ApiInstance } from './api-instance.js';
+import { registerConnectSessions } from './connect-sessions.js';
 import { registerConnectStatic } from './connect-static.js';
 import { registerDeleteEndUser } from './delete-end-user.js';
 import { problemOf } from './domain-problem.js';
@@ -17,6 +18,7 @@ import { registerGetEndUser } from './get-end-user.js';
 import type { GuardHook } from './guard-hook.js';
 import { registerListEndUsers } from './list-end-users.js';
 import { registerOAuthStart } from './oauth-start.js';
+import { registerPatchEndUser } from './patch-end-user.js';
 import { type ProxyLimits, registerProxy } from './proxy.js';
 import { registerVerifyEndUser } from './verify-end-user.js';
 
@@ -40,9 +42,11 @@ export async function apiPlugin(v1: ApiInstance, options: { ctx: ServiceContext;
   answerErrors(v1, respondWithProblem, serviceRefusal);
   registerOAuthStart(v1, ctx);
   registerConnectStatic(v1, ctx);
+  registerConnectSessions(v1, ctx);
   registerListEndUsers(v1, ctx);
   registerGetEndUser(v1, ctx, options.guard);
   registerDeleteEndUser(v1, ctx);
+  registerPatchEndUser(v1, ctx);
   registerVerifyEndUser(v1, ctx);
   registerProxy(v1, ctx, options.guard, options.proxy);
 }

@@ -68,10 +68,18 @@ export const CredentialWithSecrets = Type.Object({
   ),
 });
 
+/** A member's profile (CONTRACT 10), as the list, the read, PATCH and webhook bodies show it. */
+export const EndUserProfileFields = {
+  displayName: Type.Union([Type.String(), Type.Null()], { description: "The end user's name as people read it; null where unset." }),
+  email: Type.Union([Type.String(), Type.Null()], { description: "The end user's email address; null where unset." }),
+  tags: Type.Record(Type.String(), Type.String(), { description: 'At most 10 key: value pairs, keys in order; {} where none.' }),
+};
+
 export const AudienceMemberSummary = Type.Object({
   externalUserId: Type.String(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  ...EndUserProfileFields,
   credentials: Type.Array(CredentialSummary),
 });
 

@@ -26,7 +26,17 @@ const RevokedCredential = Type.Object(
   { additionalProperties: false },
 );
 
-const member = { serverId: Type.String(), externalUserId: Type.String() };
+/** The member's profile (CONTRACT 10) as the event was written: null and {} where unset. */
+const EventEndUser = Type.Object(
+  {
+    displayName: Type.Union([Type.String(), Type.Null()]),
+    email: Type.Union([Type.String(), Type.Null()]),
+    tags: Type.Record(Type.String(), Type.String()),
+  },
+  { additionalProperties: false, description: "The end user's display name, email and tags when the event was written." },
+);
+
+const member = { serverId: Type.String(), externalUserId: Type.String(), endUser: EventEndUser };
 
 /**
  * One event's envelope: its type as a literal, so a union of events narrows on `type`. The type is one
@@ -100,13 +110,14 @@ const EVENTS = {
   ),
   ConnectFailedEvent: event(
     'connect.failed',
-    'An OAuth flow ended as failed.',
+    'An OAuth flow ended as failed, or an OAuth flow, hosted form or connect session expired with nothing finished (error "expired").',
     Type.Object(
       {
         ...member,
-        provider: Type.String(),
-        flowId: Type.String(),
-        error: Type.String({ description: 'access_denied, token_exchange_failed, flow_expired, …' }),
+        provider: Type.Optional(Type.String({ description: 'Absent for a connect session, which offers several.' })),
+        flowId: Type.Optional(Type.String({ description: 'Set for an OAuth flow.' })),
+        sessionId: Type.Optional(Type.String({ description: 'Set for a hosted form (cfs_…) or a connect session (csn_…) that expired.' })),
+        error: Type.String({ description: 'access_denied, token_exchange_failed, flow_expired, expired, …' }),
       },
       strict,
     ),

@@ -1,4 +1,5 @@
 /** `keyward server …`: an account's servers, their mode, key and allowed redirect URIs. */
+
 import { CLI_ACTOR } from '../services/context.js';
 import {
   type AccountServerRow,
@@ -10,6 +11,7 @@ import {
   setSecretsReadable,
   setServerMode,
 } from '../services/servers/servers.js';
+import { brandCommand } from './brand-command.js';
 import { type Command, count, optional, SHOWN_ONCE, str, trueOrFalse } from './commands.js';
 
 export const commands: Record<string, Command> = {
@@ -56,6 +58,7 @@ export const commands: Record<string, Command> = {
     run: (ctx, o) => allowRedirectUri(ctx, str(o, 'server'), str(o, 'uri'), CLI_ACTOR),
     text: (r) => `Allowed redirect URIs of ${r.serverId}:\n${(r.redirectUris as string[]).join('\n')}`,
   },
+  'server brand': brandCommand,
   'server list': {
     usage: 'server list --account A',
     options: { account: { type: 'string', required: true } },

@@ -1,7 +1,9 @@
 /** The hosted static-credential form and its outcome pages. */
 import type { StaticProvider } from '../catalog/provider-definition.js';
+import type { Branding } from '../services/branding/branding.js';
+import { brandedPage } from '../web/branded-page.js';
 import { own } from '../web/form-fields.js';
-import { html, page } from '../web/html.js';
+import { html, page, type SafeHtml } from '../web/html.js';
 
 export interface FormState {
   provider: StaticProvider;
@@ -11,6 +13,8 @@ export interface FormState {
   errors: Record<string, string>;
   /** A refusal of the values as a whole, shown above the fields (the provider refused them: CONTRACT 8.3). */
   notice?: string;
+  /** The server's branding (CONTRACT 10): its name, logo and accent around the form. */
+  branding?: Branding | null;
 }
 
 /** What the form says above its fields when the provider refused the values it was given. */
@@ -18,11 +22,13 @@ export function refusedCredentialsMessage(providerName: string, status: number):
   return `${providerName} refused these credentials (HTTP ${status}). Check them and try again.`;
 }
 
-export function formPage(state: FormState): string {
-  const { provider } = state;
-  const hasErrors = Object.keys(state.errors).length > 0;
-  const fields = provider.fields.map((field) => {
-    const id = `field-${field.name}`;
+/**
+ * A static provider's inputs, each with its label and its message; secret ones as password inputs,
+ * never filled in again. `idPrefix` keeps ids unique where one page holds several providers' fields.
+ */
+export function staticFields(provider: StaticProvider, state: Pick<FormState, 'values' | 'errors'>, idPrefix = 'field-'): SafeHtml[] {
+  return provider.fields.map((field) => {
+    const id = `${idPrefix}${field.name}`;
     const error = own(state.errors, field.name);
     return html`<div class="field${error ? ' invalid' : ''}">
 <label for="${id}">${field.label}${field.required ? '' : html` <span class="optional">(optional)</span>`}</label>
@@ -32,7 +38,14 @@ export function formPage(state: FormState): string {
 ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
 </div>`;
   });
-  return page(
+}
+
+export function formPage(state: FormState): string {
+  const { provider } = state;
+  const hasErrors = Object.keys(state.errors).length > 0;
+  const fields = staticFields(provider, state);
+  return brandedPage(
+    state.branding ?? null,
     `Connect ${provider.name}`,
     html`<h1>Connect ${provider.name}</h1>
 <p>Enter your ${provider.name} credentials. They are encrypted and shared only with the app that sent you here.</p>
@@ -46,8 +59,9 @@ ${fields}
   );
 }
 
-export function successPage(providerName: string): string {
-  return page(
+export function successPage(providerName: string, branding: Branding | null = null): string {
+  return brandedPage(
+    branding,
     `${providerName} connected`,
     html`<h1>${providerName} connected</h1>
 <p>Your credentials were saved. You can close this window.</p>`,
@@ -69,8 +83,10 @@ export function messagePage(status: 403 | 404 | 410): string {
   );
 }
 
-export function errorPage(status: number, title: string, text: string): string {
-  return page(
+/** `branding` only where the page belongs to a known server's flow: an unknown or used link's page reveals no one. */
+export function errorPage(status: number, title: string, text: string, branding: Branding | null = null): string {
+  return brandedPage(
+    branding,
     title,
     html`<h1>${title}</h1>
 <p>${text}</p>

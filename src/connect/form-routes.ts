@@ -5,6 +5,7 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import { readBranding } from '../services/branding/branding.js';
 import type { ServiceContext } from '../services/context.js';
 import { fieldError, type OpenForm, openForm, submitForm } from '../services/providers/static-forms.js';
 import { formText } from '../web/form-fields.js';
@@ -31,7 +32,8 @@ export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceCon
     if (form.state === 'unknown') return reply.code(404).send(messagePage(404));
     if (form.state === 'gone') return reply.code(410).send(messagePage(410));
     const nonce = nonceCookie(request, reply, { name: CSRF_COOKIE, path: '/connect', secure: secureCookie });
-    return reply.send(formPage({ provider: form.provider, csrf: csrfFor(form.id, nonce), values: {}, errors: {} }));
+    const branding = await readBranding(ctx, form.serverId);
+    return reply.send(formPage({ provider: form.provider, csrf: csrfFor(form.id, nonce), values: {}, errors: {}, branding }));
   });
 
   scope.post<{ Params: { token: string }; Body: Record<string, unknown> }>('/:token', async (request, reply) => {
@@ -53,19 +55,20 @@ export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceCon
       if (error) errors[field.name] = error;
       else if (value) values[field.name] = value;
     }
+    const branding = await readBranding(ctx, form.serverId);
     const kept = () => Object.fromEntries(form.provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
     if (Object.keys(errors).length > 0) {
-      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors }));
+      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors, branding }));
     }
 
     const submitted = await submitForm(ctx, form, values);
     if ('refusedWithStatus' in submitted) {
       // Nothing was stored and the link is still good: the end user corrects the values and sends again.
       const notice = refusedCredentialsMessage(form.provider.name, submitted.refusedWithStatus);
-      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors: {}, notice }));
+      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors: {}, notice, branding }));
     }
     if (!submitted.completed) return reply.code(410).send(messagePage(410));
     if (form.redirectUri) return redirectToApp(reply, form.redirectUri, { status: 'success', sessionId: form.id, provider: form.provider.slug });
-    return reply.send(successPage(form.provider.name));
+    return reply.send(successPage(form.provider.name, branding));
   });
 }

@@ -1,5 +1,5 @@
 /**
- * The end users' pages as one area: the hosted form under /connect and the OAuth callback under
+ * The end users' pages as one area: the hosted form and the Connect page under /connect and the OAuth callback under
  * /oauth. Every error and every unknown path under either prefix is a plain page with the end users'
  * page headers, never problem+json: a browser shows it to a person.
  */
@@ -9,6 +9,7 @@ import { setPageHeaders } from '../web/page-headers.js';
 import type { AreaErrors } from '../web/pre-routing.js';
 import type { Problem } from '../web/problem.js';
 import { answerErrors, UNAVAILABLE_PAGE } from '../web/problem-answers.js';
+import { registerConnectPageRoutes } from './connect-page-routes.js';
 import { errorPage } from './form-page.js';
 import { registerFormRoutes } from './form-routes.js';
 import { registerOAuthCallback } from './oauth-callback.js';
@@ -33,6 +34,8 @@ export async function connectPlugin(app: FastifyInstance, options: { ctx: Servic
     async (scope) => {
       answerErrors(scope, connectErrors.respond);
       await registerFormRoutes(scope, options.ctx);
+      // The Connect page (CONTRACT 10), on the same scope: it shares the hosted form's form parser.
+      registerConnectPageRoutes(scope, options.ctx);
     },
     { prefix: '/connect' },
   );

@@ -1,5 +1,6 @@
 /**
- * A server's Audience tab: the end users of a business-mode server and their credentials (provider,
+ * A server's Audience tab: the end users of a business-mode server (with their display name, email
+ * and tags, which the tag filter picks by as GET /v1/end-users?tag= does) and their credentials (provider,
  * type, status, dates — never a secret), 20 a page, with a "Revoke" per credential and a "Remove" per
  * end user without credentials, each through a confirmation page whose form POSTs. A personal-mode
  * server has no audience and says so.
@@ -8,6 +9,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type CredentialSummary, findMemberCredential, findMemberCredentials, listMembers, revokeMember } from '../services/audience/members.js';
 import { type ServiceContext, userActor } from '../services/context.js';
+import { DomainError } from '../services/domain-error.js';
 import { listServerProviders } from '../services/providers/server-providers.js';
 import { audiencePage, audienceUrl, type ProviderNames, personalModePage, removeMemberPage, revokePage } from './audience-views.js';
 import { catalogName } from './display-format.js';
@@ -37,6 +39,7 @@ const NOTICES: Record<string, string> = {
 const ListQuery = Query({
   provider: Text(100),
   prefix: Text(1024),
+  tag: Text(1024),
   cursor: Text(1024),
   notice: Notice,
   revocation: Text(64),
@@ -75,16 +78,26 @@ export function registerAudiencePages(scope: FastifyInstance, ctx: ServiceContex
     const server = await serverOfAccount(ctx, context.user.accountId, request.params.serverId);
     if (server.mode !== 'business') return sendPage(reply, personalModePage(context, server));
     const { query } = request;
-    const filter = { provider: (query.provider ?? '').trim(), prefix: query.prefix ?? '' };
+    const filter = { provider: (query.provider ?? '').trim(), prefix: query.prefix ?? '', tag: query.tag ?? '' };
     const cursor = query.cursor ?? '';
-    const members = await listMembers(ctx, server.id, {
-      limit: PAGE_SIZE,
-      cursor: cursor || undefined,
-      provider: filter.provider || undefined,
-      prefix: filter.prefix || undefined,
-    });
     const notice = query.notice === 'credential-revoked' ? (fixedText(REVOKED, query.revocation) ?? 'Credential revoked.') : fixedText(NOTICES, query.notice);
-    return sendPage(reply, audiencePage(context, server, { members, filter, cursor, names: await providerNames(server.id), notice }));
+    const names = await providerNames(server.id);
+    try {
+      const members = await listMembers(ctx, server.id, {
+        limit: PAGE_SIZE,
+        cursor: cursor || undefined,
+        provider: filter.provider || undefined,
+        prefix: filter.prefix || undefined,
+        tag: filter.tag || undefined,
+      });
+      return sendPage(reply, audiencePage(context, server, { members, filter, cursor, names, notice }));
+    } catch (error) {
+      // A malformed tag filter is told beside its field, the filter kept for mending; any other refusal (a stale cursor) as before.
+      if (!(error instanceof DomainError) || error.field !== 'tag') throw error;
+      const { errors, status } = refusalOf(error, { tag: 'tag' });
+      const members = { data: [], hasMore: false, nextCursor: null };
+      return sendPage(reply, audiencePage(context, server, { members, filter, cursor: '', names, notice, errors }), status);
+    }
   });
 
   /** The credential the revoke URL or form names, or a 404 page when the member or credential is not there. */

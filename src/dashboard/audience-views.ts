@@ -1,6 +1,6 @@
 /**
  * What a server's Audience tab shows (audience-pages.ts has the routes): the end users of a
- * business-mode server and their credentials (provider, type, status, dates — never a secret), the
+ * business-mode server (each with its display name, email and tags beneath its id) and their credentials (provider, type, status, dates — never a secret), the
  * filter, the pages, and the confirmations before a credential is revoked or a member without
  * credentials is removed. "Revoke" and "Remove" are drawn only for a role that may revoke credentials
  * (role-views.ts); a viewer sees the same table without its Actions column.
@@ -8,7 +8,7 @@
 import type { AudienceMemberPage, CredentialSummary } from '../services/audience/members.js';
 import { html, type SafeHtml } from '../web/html.js';
 import { kindLabel, shownDate, timeOf } from './display-format.js';
-import { selectField, textField } from './forms.js';
+import { type FieldErrors, selectField, textField } from './forms.js';
 import { csrfField, dashboardPage, type PageContext } from './layout-views.js';
 import { may, roleNote } from './role-views.js';
 import type { AccountServer } from './server-access.js';
@@ -20,7 +20,7 @@ export interface ProviderNames {
   nameOf: (slug: string) => string;
 }
 
-type AudienceFilter = { provider: string; prefix: string };
+type AudienceFilter = { provider: string; prefix: string; tag: string };
 
 export function audienceUrl(server: AccountServer, query: Record<string, string> = {}): string {
   const search = new URLSearchParams(Object.entries(query).filter(([, v]) => v)).toString();
@@ -42,11 +42,22 @@ function lastCheck(check: CredentialSummary['lastCheck']): SafeHtml | string {
   return check ? html`${CHECK_OUTCOMES[check.outcome]}, ${timeOf(check.at)}` : '—';
 }
 
+/**
+ * The member's own header: its id, then what its profile holds (CONTRACT 10): the display name, the
+ * email, and each tag as a `key: value` badge; nothing where unset.
+ */
+function memberHeading(member: AudienceMemberPage['data'][number]): SafeHtml {
+  const tags = Object.entries(member.tags);
+  return html`<code>${member.externalUserId}</code>${member.displayName === null ? '' : html`<br><span>${member.displayName}</span>`}${
+    member.email === null ? '' : html`<br><span class="muted">${member.email}</span>`
+  }${tags.length ? html`<br><span class="member-tags" aria-label="Tags">${tags.map(([key, value]) => html`<span class="badge">${key}: ${value}</span> `)}</span>` : ''}`;
+}
+
 /** `actions`: whether the rows carry "Revoke" and "Remove" (the user's role may revoke credentials). */
 function membersTable(server: AccountServer, page: AudienceMemberPage, nameOf: (slug: string) => string, actions: boolean): SafeHtml {
   const groups = page.data.map((member) => {
     const span = Math.max(member.credentials.length, 1);
-    const head = html`<th scope="rowgroup" rowspan="${span}"><code>${member.externalUserId}</code></th>
+    const head = html`<th scope="rowgroup" rowspan="${span}">${memberHeading(member)}</th>
 <td rowspan="${span}">${shownDate(member.createdAt)}</td><td rowspan="${span}">${shownDate(member.updatedAt)}</td>`;
     if (member.credentials.length === 0) {
       return html`<tbody><tr>${head}<td colspan="7" class="muted">No credentials</td>
@@ -102,14 +113,15 @@ export function personalModePage(context: PageContext, server: AccountServer): s
 export function audiencePage(
   context: PageContext,
   server: AccountServer,
-  view: { members: AudienceMemberPage; filter: AudienceFilter; cursor: string; names: ProviderNames; notice: string | null },
+  view: { members: AudienceMemberPage; filter: AudienceFilter; cursor: string; names: ProviderNames; notice: string | null; errors?: FieldErrors },
 ): string {
-  const { members, filter, cursor, names } = view;
+  const { members, filter, cursor, names, errors } = view;
   const actions = may(context, 'credentials.revoke');
-  const filtered = Boolean(filter.provider || filter.prefix);
+  const filtered = Boolean(filter.provider || filter.prefix || filter.tag);
   const filterForm = html`<form method="get" action="${audienceUrl(server)}" class="inline-form audience-filter" aria-label="Filter end users">
 ${selectField({ name: 'provider', label: 'Provider', value: filter.provider, options: [{ value: '', label: 'Any provider' }, ...names.options] })}
 ${textField({ name: 'prefix', label: 'External user id starts with', value: filter.prefix, maxLength: 255, autocomplete: 'off' })}
+${textField({ name: 'tag', label: 'Tag (key:value)', value: filter.tag, maxLength: 241, autocomplete: 'off', errors })}
 <div class="form-actions"><button type="submit" class="secondary">Filter</button>${filtered ? html`<a href="${audienceUrl(server)}">Clear filter</a>` : ''}</div>
 </form>`;
   const empty = filtered

@@ -36,6 +36,26 @@ function signInFailure(failure: string): string {
   }
 }
 
+/** What a `server.branding_changed` event changed (services/branding/branding-changes.ts writes its detail). */
+function brandingChanges(d: Record<string, unknown>): string {
+  const to = (field: string) => (d[field] as { to?: unknown } | undefined)?.to;
+  const parts: string[] = [];
+  if ('displayName' in d) parts.push(typeof to('displayName') === 'string' ? `display name set to “${to('displayName')}”` : 'display name removed');
+  if ('accentColor' in d) parts.push(typeof to('accentColor') === 'string' ? `accent colour set to ${to('accentColor')}` : 'accent colour removed');
+  const logo = d.logo as { change?: string; type?: string; bytes?: number } | undefined;
+  if (logo?.change === 'uploaded') parts.push(`new logo (${logo.type === 'image/png' ? 'PNG' : 'SVG'}, ${Number(logo.bytes).toLocaleString('en')} bytes)`);
+  if (logo?.change === 'removed') parts.push('logo removed');
+  return parts.join(', ') || 'no change';
+}
+
+/** What an `end_user.profile_updated` event changed (services/audience/end-user-profile.ts writes its detail): field names and tag keys, never values. */
+function profileChanges(d: Record<string, unknown>): string {
+  const fields = Array.isArray(d.fields) ? (d.fields as unknown[]) : [];
+  const tagKeys = Array.isArray(d.tagKeys) ? (d.tagKeys as unknown[]).join(', ') : '';
+  const parts = fields.map((field) => (field === 'displayName' ? 'display name' : field === 'tags' ? `tags (${tagKeys})` : String(field)));
+  return `changed ${parts.join(', ') || 'nothing'}`;
+}
+
 /** The "What" column: one sentence per action, from the event's detail (text only, escaped by `html`). */
 function describe(event: EventRow, providerName: (slug: string) => string): SafeHtml {
   let d: Record<string, unknown> = {};
@@ -73,6 +93,8 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
       return html`Allowed redirect URI ${text('uri')} on ${server}`;
     case 'server.redirect_uri_removed':
       return html`Removed redirect URI ${text('uri')} from ${server}`;
+    case 'server.branding_changed':
+      return html`Changed the branding of ${server}: ${brandingChanges(d)}`;
     case 'provider.enabled':
       return html`Enabled provider ${provider(text('provider'))}`;
     case 'provider.added':
@@ -87,6 +109,10 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
       return html`Checked the ${provider(text('provider'))} credential of end user ${text('externalUserId')} at the provider: ${text('outcome')}`;
     case 'end_user.removed':
       return html`Removed end user ${text('externalUserId')} from the audience`;
+    case 'end_user.profile_updated':
+      return html`${d.created === true ? 'Added' : 'Updated'} end user ${text('externalUserId')}: ${profileChanges(d)}`;
+    case 'connect_session.created':
+      return html`Created a connect session for end user ${text('externalUserId')}, valid until ${text('expiresAt')}`;
     case 'webhook.added':
       return html`Added webhook endpoint ${text('url')} (${Array.isArray(d.events) ? `events: ${(d.events as unknown[]).join(', ')}` : 'all events'})`;
     case 'webhook.removed':
@@ -163,6 +189,7 @@ export const AUDIT_ACTION_LABELS: Partial<Record<AuditAction, string>> = {
   'server_key.rotated': 'Server key rotated',
   'server.redirect_uri_allowed': 'Redirect URI allowed',
   'server.redirect_uri_removed': 'Redirect URI removed',
+  'server.branding_changed': 'Server branding changed',
   'provider.enabled': 'Provider enabled',
   'provider.added': 'Custom provider added',
   'credential.connected': 'Credential connected',
@@ -170,6 +197,8 @@ export const AUDIT_ACTION_LABELS: Partial<Record<AuditAction, string>> = {
   'credential.revoked': 'Credential revoked',
   'credential.checked': 'Credential checked',
   'end_user.removed': 'End user removed',
+  'end_user.profile_updated': 'End user profile updated',
+  'connect_session.created': 'Connect session created',
   'webhook.added': 'Webhook endpoint added',
   'webhook.removed': 'Webhook endpoint removed',
   'webhook.secret_rotated': 'Webhook secret rotated',

@@ -51,6 +51,19 @@ export function textField(
   );
 }
 
+/** A file input; its form must be sent as multipart/form-data (web/multipart-form.ts reads it). */
+export function fileField(field: FieldBase & { accept: string }): SafeHtml {
+  const id = `field-${field.name}`;
+  const error = field.errors?.[field.name];
+  return frame(
+    id,
+    field,
+    html`<input id="${id}" name="${field.name}" type="file" accept="${field.accept}"${field.required ? html` required` : ''}${
+      error ? html` aria-invalid="true"` : ''
+    }${describedBy(id, field.hint, error)}>`,
+  );
+}
+
 export function selectField(field: FieldBase & { value?: string; options: { value: string; label: string }[] }): SafeHtml {
   const id = `field-${field.name}`;
   const error = field.errors?.[field.name];

@@ -1,6 +1,7 @@
 /** Every group of signed-in dashboard pages, each in its own file. */
 import { registerAudiencePages } from './audience-pages.js';
 import { registerAuditPages } from './audit-pages.js';
+import { registerBrandingPages } from './branding-pages.js';
 import { registerDeveloperPages } from './developer-pages.js';
 import type { PageRoutes } from './plugin.js';
 import { registerProviderPages } from './provider-pages.js';
@@ -11,6 +12,7 @@ import { registerWebhookPages } from './webhook-pages.js';
 
 export const DASHBOARD_PAGES: PageRoutes[] = [
   registerServerPages,
+  registerBrandingPages,
   registerDeveloperPages,
   registerAuditPages,
   registerProviderPages,

@@ -19,6 +19,9 @@ export const DASHBOARD_ROUTE_ACTIONS: Record<string, TeamAction> = {
   'POST /dashboard/servers/:serverId/rotate-key': 'server_keys.rotate',
   'POST /dashboard/servers/:serverId/redirect-uris': 'redirect_uris.manage',
   'POST /dashboard/servers/:serverId/redirect-uris/remove': 'redirect_uris.manage',
+  'GET /dashboard/servers/:serverId/branding': 'view',
+  'POST /dashboard/servers/:serverId/branding': 'servers.branding',
+  'POST /dashboard/servers/:serverId/branding/remove-logo': 'servers.branding',
 
   'GET /dashboard/servers/:serverId/providers': 'view',
   'POST /dashboard/servers/:serverId/providers': 'providers.manage',

@@ -9,6 +9,7 @@
 
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { readBranding } from '../services/branding/branding.js';
 import { type ServiceContext, userActor } from '../services/context.js';
 import {
   allowRedirectUri,
@@ -60,8 +61,13 @@ export function registerServerPages(scope: FastifyInstance, ctx: ServiceContext)
   }
 
   async function overview(context: PageContext, server: AccountServer, state?: OverviewState) {
-    const [keys, uris, row] = await Promise.all([listLiveServerKeys(ctx, server.id), listRedirectUris(ctx, server.id), getServer(ctx, server.id)]);
-    return overviewPage(context, server, { keys, uris, secretsReadable: row.secrets_readable !== 0 }, state);
+    const [keys, uris, row, branding] = await Promise.all([
+      listLiveServerKeys(ctx, server.id),
+      listRedirectUris(ctx, server.id),
+      getServer(ctx, server.id),
+      readBranding(ctx, server.id),
+    ]);
+    return overviewPage(context, server, { keys, uris, secretsReadable: row.secrets_readable !== 0, branding }, state);
   }
 
   scope.get('/servers', async (request, reply) => sendPage(reply, await listPage(pageContext(request))));

@@ -5,8 +5,10 @@
  * only for a role that may use it (role-views.ts).
  */
 
+import type { Branding } from '../services/branding/branding.js';
 import { type AccountServerRow, type LiveServerKey, SERVER_MODES, type ServerMode } from '../services/servers/servers.js';
 import { html, type SafeHtml } from '../web/html.js';
+import { brandingPanel } from './branding-views.js';
 import { timeOf } from './display-format.js';
 import { checkboxField, type FieldErrors, formError, selectField, shownOnce, textField } from './forms.js';
 import { type Breadcrumb, csrfField, dashboardPage, onceField, type PageContext } from './layout-views.js';
@@ -129,7 +131,7 @@ export interface OverviewState extends ServerFormState {
 export function overviewPage(
   context: PageContext,
   server: AccountServer,
-  settings: { keys: LiveServerKey[]; uris: string[]; secretsReadable: boolean },
+  settings: { keys: LiveServerKey[]; uris: string[]; secretsReadable: boolean; branding?: Branding },
   state: OverviewState = {},
 ): string {
   const { keys, uris, secretsReadable } = settings;
@@ -226,6 +228,7 @@ ${state.secret ? shownOnce(state.secret.label, state.secret.value) : ''}
 <div class="columns">${details}${mode}</div>
 ${secrets}
 ${key}
-${redirects}`,
+${redirects}
+${settings.branding ? brandingPanel(server, settings.branding) : ''}`,
   });
 }

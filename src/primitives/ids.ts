@@ -18,7 +18,8 @@ export type IdPrefix =
   | 'msg'
   | 'att'
   | 'inv'
-  | 'rcv';
+  | 'rcv'
+  | 'csn';
 
 /**
  * Random bytes for ids, drawn from the system's CSPRNG a page at a time and each used once: one call

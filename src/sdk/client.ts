@@ -4,7 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  ConnectSession,
   ConnectStaticBody,
+  CreateConnectSessionBody,
   CredentialCheck,
   EndUser,
   EndUserPage,
@@ -16,6 +18,8 @@ import type {
   RevokeEndUserQuery,
   StartOAuthBody,
   StaticConnectSession,
+  UpdatedEndUser,
+  UpdateEndUserBody,
 } from './bodies.js';
 import { queryString, Transport } from './transport.js';
 
@@ -56,6 +60,9 @@ export interface ProxyRequest {
   body?: BodyInit | null;
 }
 
+/** The list's query, with `tags` as an object: each pair becomes one `tag=key:value` (all must match). */
+export type EndUserListOptions = ListEndUsersQuery & { tags?: Record<string, string> };
+
 /** A path segment: `auth0|a/b` travels as `auth0%7Ca%2Fb`. */
 const segment = encodeURIComponent;
 
@@ -86,13 +93,27 @@ export class Keyward {
     return this.#post(`/credentials/static/${segment(providerSlug)}/connect`, body, options);
   }
 
-  /** GET /v1/end-users: one page of the audience; pass its `nextCursor` as `cursor` for the next. */
-  listEndUsers(query: ListEndUsersQuery = {}): Promise<EndUserPage> {
-    return this.#transport.send({ method: 'GET', path: '/end-users', query });
+  /**
+   * POST /v1/connect-sessions: a Connect page link for one end user, where they connect and disconnect
+   * the offered providers until it expires. Open its `url` in the end user's browser, or with
+   * connect.js (`Keyward.connect(url)`) from a page on one of `allowedOrigins`.
+   */
+  createConnectSession(body: CreateConnectSessionBody, options: PostOptions = {}): Promise<ConnectSession> {
+    return this.#post('/connect-sessions', body, options);
+  }
+
+  /**
+   * GET /v1/end-users: one page of the audience; pass its `nextCursor` as `cursor` for the next.
+   * `tags: { plan: 'pro' }` keeps the end users with every one of those tags (sent as `tag=plan:pro`).
+   */
+  listEndUsers(query: EndUserListOptions = {}): Promise<EndUserPage> {
+    const { tags, ...rest } = query;
+    const tag = tags === undefined ? rest.tag : Object.entries(tags).map(([key, value]) => `${key}:${value}`);
+    return this.#transport.send({ method: 'GET', path: '/end-users', query: { ...rest, tag } });
   }
 
   /** Every end user matching `query`, page after page, oldest first. */
-  async *endUsers(query: Omit<ListEndUsersQuery, 'cursor'> = {}): AsyncGenerator<EndUserSummary, void, undefined> {
+  async *endUsers(query: Omit<EndUserListOptions, 'cursor'> = {}): AsyncGenerator<EndUserSummary, void, undefined> {
     let cursor: string | undefined;
     do {
       const page = await this.listEndUsers({ ...query, cursor });
@@ -104,6 +125,14 @@ export class Keyward {
   /** GET /v1/end-users/{externalUserId}: the end user with each credential's secrets. */
   getEndUser(externalUserId: string, query: GetEndUserQuery = {}): Promise<EndUser> {
     return this.#transport.send({ method: 'GET', path: `/end-users/${segment(externalUserId)}`, query });
+  }
+
+  /**
+   * PATCH /v1/end-users/{externalUserId}: sets the end user's `displayName`, `email` and `tags`. A field
+   * left out stays, null clears it; `tags` merges key by key, a tag set to null is removed.
+   */
+  updateEndUser(externalUserId: string, body: UpdateEndUserBody): Promise<UpdatedEndUser> {
+    return this.#transport.send({ method: 'PATCH', path: `/end-users/${segment(externalUserId)}`, body });
   }
 
   /** DELETE /v1/end-users/{externalUserId}: revokes one provider's credential, or all of them and the end user. */

@@ -8,7 +8,7 @@
  */
 
 export type * from './bodies.js';
-export { Keyward, type KeywardOptions, type PostOptions, type ProxyRequest } from './client.js';
+export { type EndUserListOptions, Keyward, type KeywardOptions, type PostOptions, type ProxyRequest } from './client.js';
 export { KeywardError, type KeywardErrorFields, SDK_ERROR_CODES } from './keyward-error.js';
 export type { components, paths, webhooks } from './openapi-types.js';
 export { type VerifyWebhookOptions, verifyWebhook, type WebhookHeaders } from './webhooks.js';

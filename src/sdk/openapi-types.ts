@@ -552,6 +552,281 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connect-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a Connect page link where an end user connects and disconnects providers */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the first response for 24 hours. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
+                        externalUserId: string;
+                        /** @description The providers the page offers, each enabled on the server; every enabled provider (when the page is read) if left out. */
+                        providers?: string[];
+                        /** @description Where the end user's browser is sent afterwards; must equal one of the server's allowed redirect URIs. */
+                        redirectUri?: string;
+                        /** @description Origins (https://host[:port], or http://localhost:PORT) of the pages that open the Connect page with connect.js: its events are posted to these only. */
+                        allowedOrigins?: string[];
+                        /**
+                         * @description Seconds the link stays usable, for any number of connections.
+                         * @default 1800
+                         */
+                        expiresIn?: number;
+                        /** @description Stored on the end user (as PATCH /v1/end-users/{externalUserId} stores it); the page greets them by displayName, else by externalUserId. */
+                        endUser?: {
+                            /** @description 1 to 200 characters, no control characters. */
+                            displayName?: string;
+                            /** @description An email address (name@example.com), at most 254 characters. */
+                            email?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            externalUserId: string;
+                            /** @description The Connect page; give it to the end user's browser only (or to connect.js). */
+                            url: string;
+                            /** @description RFC 3339 UTC time. */
+                            expiresAt: string;
+                            /** @description RFC 3339 UTC time. */
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before sending the request again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/end-users": {
         parameters: {
             query?: never;
@@ -570,6 +845,8 @@ export interface paths {
                     provider?: string;
                     /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
                     prefix?: string;
+                    /** @description key:value (repeat it for several: all must match): only end users with that tag and exactly that value. Keys are 1 to 40 characters of a-z, 0-9, "_", "." and "-"; at most 10 filters. */
+                    tag?: string | string[];
                 };
                 header?: never;
                 path?: never;
@@ -590,6 +867,14 @@ export interface paths {
                                 createdAt: string;
                                 /** @description RFC 3339 UTC time. */
                                 updatedAt: string;
+                                /** @description The end user's name as people read it; null where unset. */
+                                displayName: string | null;
+                                /** @description The end user's email address; null where unset. */
+                                email: string | null;
+                                /** @description At most 10 key: value pairs, keys in order; {} where none. */
+                                tags: {
+                                    [key: string]: string;
+                                };
                                 credentials: {
                                     id: string;
                                     provider: string;
@@ -800,6 +1085,14 @@ export interface paths {
                             createdAt: string;
                             /** @description RFC 3339 UTC time. */
                             updatedAt: string;
+                            /** @description The end user's name as people read it; null where unset. */
+                            displayName: string | null;
+                            /** @description The end user's email address; null where unset. */
+                            email: string | null;
+                            /** @description At most 10 key: value pairs, keys in order; {} where none. */
+                            tags: {
+                                [key: string]: string;
+                            };
                             credentials: {
                                 id: string;
                                 provider: string;
@@ -1165,7 +1458,216 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /** Set an end user's display name, email and tags */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
+                    externalUserId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1 to 200 characters, no control characters; null clears it. */
+                        displayName?: string | null;
+                        /** @description An email address (name@example.com), at most 254 characters; null clears it. */
+                        email?: string | null;
+                        /** @description Merged key by key into the end user's tags; a key set to null is removed. Keys are 1 to 40 characters of a-z, 0-9, "_", "." and "-"; at most 10 tags after the merge. */
+                        tags?: {
+                            [key: string]: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            externalUserId: string;
+                            /** @description RFC 3339 UTC time. */
+                            createdAt: string;
+                            /** @description RFC 3339 UTC time. */
+                            updatedAt: string;
+                            /** @description The end user's name as people read it; null where unset. */
+                            displayName: string | null;
+                            /** @description The end user's email address; null where unset. */
+                            email: string | null;
+                            /** @description At most 10 key: value pairs, keys in order; {} where none. */
+                            tags: {
+                                [key: string]: string;
+                            };
+                            credentials: {
+                                id: string;
+                                provider: string;
+                                type: "oauth2" | "static";
+                                status: "active" | "needs_reauth";
+                                /** @description RFC 3339 UTC time. */
+                                connectedAt: string;
+                                /** @description RFC 3339 UTC time. */
+                                updatedAt: string;
+                                lastUsedAt: string | null;
+                                lastCheck: {
+                                    /** @description RFC 3339 UTC time. */
+                                    at: string;
+                                    /** @description valid: the provider answered 2xx; rejected: 401 or 403; unreachable: anything else (an outage, a timeout, a refused address). */
+                                    outcome: "valid" | "rejected" | "unreachable";
+                                } | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details (application/problem+json). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description database_unavailable: the database cannot be reached for now; send the request again after Retry-After seconds. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before sending the request again. */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            code: string;
+                            requestId: string;
+                            errors?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/v1/end-users/{externalUserId}/verify": {
@@ -2924,7 +3426,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * An OAuth flow ended as failed.
+         * An OAuth flow ended as failed, or an OAuth flow, hosted form or connect session expired with nothing finished (error "expired").
          * @description Signed as Standard Webhooks: webhook-id, webhook-timestamp and webhook-signature headers.
          */
         post: {
@@ -2980,6 +3482,14 @@ export interface components {
             data: {
                 serverId: string;
                 externalUserId: string;
+                /** @description The end user's display name, email and tags when the event was written. */
+                endUser: {
+                    displayName: string | null;
+                    email: string | null;
+                    tags: {
+                        [key: string]: string;
+                    };
+                };
                 credential: {
                     id: string;
                     provider: string;
@@ -3012,6 +3522,14 @@ export interface components {
             data: {
                 serverId: string;
                 externalUserId: string;
+                /** @description The end user's display name, email and tags when the event was written. */
+                endUser: {
+                    displayName: string | null;
+                    email: string | null;
+                    tags: {
+                        [key: string]: string;
+                    };
+                };
                 credential: {
                     id: string;
                     provider: string;
@@ -3047,6 +3565,14 @@ export interface components {
             data: {
                 serverId: string;
                 externalUserId: string;
+                /** @description The end user's display name, email and tags when the event was written. */
+                endUser: {
+                    displayName: string | null;
+                    email: string | null;
+                    tags: {
+                        [key: string]: string;
+                    };
+                };
                 credential: {
                     id: string;
                     provider: string;
@@ -3079,6 +3605,14 @@ export interface components {
             data: {
                 serverId: string;
                 externalUserId: string;
+                /** @description The end user's display name, email and tags when the event was written. */
+                endUser: {
+                    displayName: string | null;
+                    email: string | null;
+                    tags: {
+                        [key: string]: string;
+                    };
+                };
                 credential: {
                     id: string;
                     provider: string;
@@ -3113,6 +3647,14 @@ export interface components {
             data: {
                 serverId: string;
                 externalUserId: string;
+                /** @description The end user's display name, email and tags when the event was written. */
+                endUser: {
+                    displayName: string | null;
+                    email: string | null;
+                    tags: {
+                        [key: string]: string;
+                    };
+                };
                 credential: {
                     id: string;
                     provider: string;
@@ -3132,7 +3674,7 @@ export interface components {
                 };
             };
         };
-        /** @description An OAuth flow ended as failed. */
+        /** @description An OAuth flow ended as failed, or an OAuth flow, hosted form or connect session expired with nothing finished (error "expired"). */
         ConnectFailedEvent: {
             /** @enum {string} */
             type: "connect.failed";
@@ -3141,9 +3683,21 @@ export interface components {
             data: {
                 serverId: string;
                 externalUserId: string;
-                provider: string;
-                flowId: string;
-                /** @description access_denied, token_exchange_failed, flow_expired, … */
+                /** @description The end user's display name, email and tags when the event was written. */
+                endUser: {
+                    displayName: string | null;
+                    email: string | null;
+                    tags: {
+                        [key: string]: string;
+                    };
+                };
+                /** @description Absent for a connect session, which offers several. */
+                provider?: string;
+                /** @description Set for an OAuth flow. */
+                flowId?: string;
+                /** @description Set for a hosted form (cfs_…) or a connect session (csn_…) that expired. */
+                sessionId?: string;
+                /** @description access_denied, token_exchange_failed, flow_expired, expired, … */
                 error: string;
             };
         };

@@ -1,7 +1,8 @@
 /**
  * One call to Keyward's /v1 over the global fetch: the keys, JSON in and out, problem documents turned
- * into KeywardError, and retries (every SDK call may be retried: GET and DELETE are idempotent, and
- * the POSTs always carry an Idempotency-Key, so a retried POST is answered by a replay).
+ * into KeywardError, and retries (every SDK call may be retried: GET and DELETE are idempotent, a
+ * PATCH sets fields to the values it carries, and the POSTs always carry an Idempotency-Key, so a
+ * retried POST is answered by a replay).
  */
 import { KeywardError, SDK_ERROR_CODES } from './keyward-error.js';
 import { backoffMs, type RetryPolicy, retryAfterMs, retryableStatus, sleep } from './retry.js';
@@ -16,10 +17,11 @@ export interface TransportOptions {
 }
 
 export interface Call {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Below /v1, path parameters already percent-encoded. */
   path: string;
-  query?: Record<string, string | number | boolean | undefined>;
+  /** An array is sent as the parameter repeated (`tag=a:1&tag=b:2`). */
+  query?: Record<string, string | number | boolean | readonly string[] | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
 }
@@ -27,7 +29,10 @@ export interface Call {
 /** The query string of the defined values only, with its "?" (empty where none). */
 export function queryString(query: Call['query']): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(name, String(value));
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (Array.isArray(value)) for (const item of value) params.append(name, item);
+    else if (value !== undefined) params.set(name, String(value));
+  }
   const text = params.toString();
   return text ? `?${text}` : '';
 }

@@ -1,5 +1,6 @@
 /**
- * One run of a background job over due credentials (the background refresh, the background check),
+ * One run of a background job over due rows (the background refresh's and the background check's
+ * credentials, the expiry notices' flows and forms),
  * one node at a time: the job's lease in job_leases is taken first (none taken: another node runs it,
  * and this run does nothing), renewed before each batch (a node that lost it stops), and released at
  * the end. Batches follow each other in due order, each starting after the last one's end, so a row
@@ -17,7 +18,13 @@ export interface BatchLimits {
   concurrency: number;
 }
 
-export interface LeasedRun {
+/** What a job's due query gives: rows in (due time, id) order, so a batch can start after the last one. */
+export interface DueRow {
+  id: string;
+  due_at: string;
+}
+
+export interface LeasedRun<Row extends DueRow = DueCredential> {
   /** The job's name in job_leases. */
   job: string;
   /** When the run began: the lease is taken as of it. */
@@ -27,13 +34,13 @@ export interface LeasedRun {
   limits: BatchLimits;
   signal?: AbortSignal;
   /** The next batch: at most `size` due rows after `after`, in due order. */
-  due(after: DuePosition | null, size: number): Promise<DueCredential[]>;
+  due(after: DuePosition | null, size: number): Promise<Row[]>;
   /** One row's turn; it handles its own errors. */
-  turn(row: DueCredential): Promise<void>;
+  turn(row: Row): Promise<void>;
 }
 
 /** Runs the batches under the job's lease; the rows picked, or null where another node holds the run. */
-export async function runLeasedBatches(ctx: ServiceContext, run: LeasedRun): Promise<{ picked: number } | null> {
+export async function runLeasedBatches<Row extends DueRow>(ctx: ServiceContext, run: LeasedRun<Row>): Promise<{ picked: number } | null> {
   const leaseUntil = () => iso(addSeconds(ctx.clock.now(), run.leaseSeconds));
   const holder = randomUUID();
   if (!(await ctx.store.jobs.takeLease(run.job, holder, iso(run.start), leaseUntil()))) return null;

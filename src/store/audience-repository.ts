@@ -2,11 +2,17 @@
 import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { newId } from '../primitives/ids.js';
 import {
+  firstWalkIndex,
   type PageFilter,
   type PagePosition,
   PREFIX_RANGE_LIMIT,
   prefixMatchesQuery,
   prefixRangePageQuery,
+  type TagMatch,
+  WALK_COUNT_LIMIT,
+  type WalkIndex,
+  walkCandidates,
+  walkEntriesQuery,
   walkGoesOnQuery,
   walkPageQuery,
 } from './audience-page-queries.js';
@@ -15,7 +21,7 @@ import { preparedQuery } from './prepared.js';
 import { Repository } from './repository.js';
 import type { CheckOutcome, CredentialsTable } from './schema.js';
 
-export type { PageFilter, PagePosition } from './audience-page-queries.js';
+export type { PageFilter, PagePosition, TagMatch, WalkIndex } from './audience-page-queries.js';
 
 type Credential = Selectable<CredentialsTable>;
 
@@ -92,10 +98,17 @@ export type RefreshOutcome = Pick<
  */
 export type PagePlan = 'walk' | 'prefix-range';
 
-/** What GET /v1/end-users/{id} reads: the auth version, and the member (if any) with its credentials. */
+/** A member's profile as stored (migration 019): `tags` is the JSON object of its tags, null where it has none. */
+export interface StoredProfile {
+  display_name: string | null;
+  email: string | null;
+  tags: string | null;
+}
+
+/** What GET /v1/end-users/{id} reads: the auth version, and the member (if any, with its profile) with its credentials. */
 export interface MemberWithCredentials {
   authVersion: string;
-  member: { id: string; created_at: string; updated_at: string } | undefined;
+  member: ({ id: string; created_at: string; updated_at: string } & StoredProfile) | undefined;
   credentials: Credential[];
 }
 
@@ -114,7 +127,7 @@ export interface MemberCredentialForProxy {
 const asText = (value: string) => sql<string>`cast(${value} as text)`;
 
 /** The member's columns of a member read's row; undefined where the server has no such member. */
-function memberOf(row: { m_id: string | null; m_created_at: string | null; m_updated_at: string | null }): MemberWithCredentials['member'] {
+function memberOf(row: { m_id: string | null; m_created_at: string | null; m_updated_at: string | null }): MemberCredentialForProxy['member'] {
   return row.m_id === null ? undefined : { id: row.m_id, created_at: row.m_created_at!, updated_at: row.m_updated_at! };
 }
 
@@ -138,6 +151,7 @@ export class AudienceRepository extends Repository {
         .where('v.id', '=', sql.lit(1));
     this.#memberWithCredentials = preparedQuery(reader, 2, (serverId: string, externalUserId: string) =>
       versionAndMember(serverId, externalUserId)
+        .select(['m.display_name as m_display_name', 'm.email as m_email', 'm.tags as m_tags'])
         .leftJoin('credentials as c', 'c.member_id', 'm.id')
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const))
         .orderBy('c.provider'),
@@ -180,7 +194,8 @@ export class AudienceRepository extends Repository {
     // a credential row as it stands (the member's columns beside it are never sent: the response schema
     // lists what leaves).
     const credentials = first.id === null ? [] : (rows as Credential[]);
-    return { authVersion, member: memberOf(first), credentials };
+    const profile = { display_name: first.m_display_name, email: first.m_email, tags: first.m_tags };
+    return { authVersion, member: { ...memberOf(first)!, ...profile }, credentials };
   }
 
   /** The member's row id, made on first use. Concurrent first uses meet at the unique (server, external id). */
@@ -212,6 +227,60 @@ export class AudienceRepository extends Repository {
     await this.db.deleteFrom('audience_members').where('id', '=', memberId).execute();
   }
 
+  /**
+   * A member's profile, its row locked until the transaction ends on PostgreSQL (FOR UPDATE), so that
+   * two changes to its tags merge one after the other (end-user-profile.ts); undefined where the server
+   * has no such member.
+   */
+  async lockedProfile(serverId: string, externalUserId: string): Promise<({ id: string; created_at: string; updated_at: string } & StoredProfile) | undefined> {
+    const query = this.db
+      .selectFrom('audience_members')
+      .select(['id', 'created_at', 'updated_at', 'display_name', 'email', 'tags'])
+      .where('server_id', '=', serverId)
+      .where('external_user_id', '=', externalUserId);
+    return this.lockedOnPostgres(query, (q) => q.forUpdate()).executeTakeFirst();
+  }
+
+  /**
+   * Writes a member's profile: its columns, and (where `tags` is given: the member's whole new set)
+   * its rows of audience_member_tags, which carry the copies of the member's created_at and external
+   * id that the tag filter walks in list order, read from the member row in the same statement.
+   */
+  async writeProfile(memberId: string, profile: StoredProfile, tags: readonly TagMatch[] | undefined, now: string): Promise<void> {
+    await this.db
+      .updateTable('audience_members')
+      .set({ ...profile, updated_at: now })
+      .where('id', '=', memberId)
+      .execute();
+    if (tags === undefined) return;
+    await this.db.deleteFrom('audience_member_tags').where('member_id', '=', memberId).execute();
+    if (tags.length === 0) return;
+    await this.db
+      .insertInto('audience_member_tags')
+      .values((eb) => {
+        const member = eb.selectFrom('audience_members').where('id', '=', memberId);
+        return tags.map((tag) => ({
+          member_id: memberId,
+          server_id: member.select('server_id'),
+          tag_key: tag.key,
+          tag_value: tag.value,
+          member_created_at: member.select('created_at'),
+          external_user_id: member.select('external_user_id'),
+        }));
+      })
+      .execute();
+  }
+
+  /** A member's profile by its external id, as events describe the member (undefined where the server has no such member). */
+  async profileOf(serverId: string, externalUserId: string): Promise<StoredProfile | undefined> {
+    return this.db
+      .selectFrom('audience_members')
+      .select(['display_name', 'email', 'tags'])
+      .where('server_id', '=', serverId)
+      .where('external_user_id', '=', externalUserId)
+      .executeTakeFirst();
+  }
+
   /** Which plan finds a page (see PagePlan): one count of the prefix's range, stopped past the limit. */
   async pagePlan(serverId: string, filter: PageFilter): Promise<PagePlan> {
     if (!filter.prefix) return 'walk';
@@ -231,17 +300,45 @@ export class AudienceRepository extends Repository {
    */
   async pageOf(serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
     const plan = await this.pagePlan(serverId, filter);
-    const page = await this.pageQuery(plan, serverId, filter, after, rows).execute();
+    const index = plan === 'walk' ? await this.walkIndex(serverId, filter) : firstWalkIndex(filter);
+    const page = await this.pageQuery(plan, serverId, filter, after, rows, index).execute();
     if (plan === 'prefix-range' || !filter.prefix || page.length === rows) return page;
-    const [further] = await walkGoesOnQuery(this.db, serverId, filter.provider, after).execute();
+    const [further] = await walkGoesOnQuery(this.db, serverId, index, after).execute();
     return further ? this.pageQuery('prefix-range', serverId, filter, after, rows).execute() : page;
   }
 
-  /** The statement of one page under a plan (public so that tests can look at the database's plan for it). */
-  pageQuery(plan: PagePlan, serverId: string, filter: PageFilter, after: PagePosition | null, rows: number) {
+  /**
+   * The index a walk reads (see WalkIndex): with several candidates (two tags, or a tag and a
+   * provider), the one with the fewest entries, each counted up to one past WALK_COUNT_LIMIT (the
+   * first of those with as many); otherwise the filter's only tag or provider, or the audience's page
+   * index, with nothing counted.
+   */
+  async walkIndex(serverId: string, filter: PageFilter): Promise<WalkIndex> {
+    const candidates = walkCandidates(filter);
+    if (candidates.length < 2) return firstWalkIndex(filter);
+    let fewest = { index: candidates[0]!, entries: WALK_COUNT_LIMIT + 1 };
+    for (const index of candidates) {
+      // Counted only as far as the fewest so far: a candidate that reaches it is not fewer.
+      const { entries } = await walkEntriesQuery(this.db, serverId, index, fewest.entries).executeTakeFirstOrThrow();
+      if (Number(entries) < fewest.entries) fewest = { index, entries: Number(entries) };
+      if (fewest.entries === 0) break;
+    }
+    return fewest.index;
+  }
+
+  /** The count of a candidate's entries (public so that tests can look at the database's plan for it). */
+  walkEntriesQuery(serverId: string, index: WalkIndex) {
+    return walkEntriesQuery(this.db, serverId, index);
+  }
+
+  /**
+   * The statement of one page under a plan, walking `index` (by default the filter's first tag, else
+   * its provider), public so that tests can look at the database's plan for it.
+   */
+  pageQuery(plan: PagePlan, serverId: string, filter: PageFilter, after: PagePosition | null, rows: number, index: WalkIndex = firstWalkIndex(filter)) {
     const { prefix } = filter;
     if (plan === 'prefix-range' && prefix) return prefixRangePageQuery(this.db, serverId, { ...filter, prefix }, after, rows);
-    return walkPageQuery(this.db, serverId, filter, after, rows);
+    return walkPageQuery(this.db, serverId, filter, after, rows, index);
   }
 
   /** The credentials of the listed members, without secrets, by provider. */

@@ -14,7 +14,19 @@ export type OpenFormSessionRow = Pick<FormSession, 'id' | 'server_id' | 'externa
 /** A flow as its callback needs it, with the account of its server. */
 export type CallbackFlowRow = Pick<
   Flow,
-  'id' | 'server_id' | 'external_user_id' | 'provider' | 'redirect_uri' | 'scopes' | 'status' | 'expires_at' | 'verifier'
+  | 'id'
+  | 'server_id'
+  | 'external_user_id'
+  | 'provider'
+  | 'redirect_uri'
+  | 'scopes'
+  | 'status'
+  | 'error_code'
+  | 'expires_at'
+  | 'verifier'
+  | 'connect_session_id'
+  | 'browser_binding'
+  | 'connect_popup'
 > & {
   account_id: string;
 };
@@ -36,6 +48,8 @@ export class FlowsRepository extends Repository {
   /**
    * Marks a pending, unexpired form completed; false if it was not (any more). The guarded UPDATE is
    * what makes a form single-use: of two simultaneous submissions, only one finds it still pending.
+   * A form whose expiry was already notified (`expired`, expiry-notices-repository.ts) is not pending
+   * either, even for a submission that read the time just before its expiry: never both expired and connected.
    */
   async useFormSession(id: string, now: string): Promise<boolean> {
     const used = await this.db
@@ -68,8 +82,12 @@ export class FlowsRepository extends Repository {
         'f.redirect_uri',
         'f.scopes',
         'f.status',
+        'f.error_code',
         'f.expires_at',
         'f.verifier',
+        'f.connect_session_id',
+        'f.browser_binding',
+        'f.connect_popup',
         's.account_id',
       ])
       .where('f.state_digest', '=', stateDigest)

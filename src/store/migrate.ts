@@ -17,6 +17,10 @@ import { serverSecretsReadableMigration } from './migrations/015-server-secrets-
 import { credentialUsageMigration } from './migrations/016-credential-usage.js';
 import { teamMigration } from './migrations/017-team.js';
 import { signInFactorsMigration } from './migrations/018-sign-in-factors.js';
+import { endUserProfileMigration } from './migrations/019-end-user-profile.js';
+import { serverBrandingMigration } from './migrations/020-server-branding.js';
+import { connectSessionsMigration } from './migrations/021-connect-sessions.js';
+import { expiryNoticesMigration } from './migrations/022-expiry-notices.js';
 import type { Store } from './store.js';
 
 /**
@@ -52,6 +56,10 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '016-credential-usage': credentialUsageMigration(),
     '017-team': teamMigration(),
     '018-sign-in-factors': signInFactorsMigration(store.engine),
+    '019-end-user-profile': endUserProfileMigration(store.engine),
+    '020-server-branding': serverBrandingMigration(store.engine),
+    '021-connect-sessions': connectSessionsMigration(),
+    '022-expiry-notices': expiryNoticesMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

@@ -2,7 +2,7 @@
  * Table types for Kysely. Times are ISO 8601 UTC text (the same on SQLite and PostgreSQL, and ordered
  * as text); flags are integers 0/1 (SQLite has no boolean); sealed values are bytes (BLOB / bytea).
  */
-import type { Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 export interface AccountsTable {
   id: string;
@@ -121,6 +121,19 @@ export interface ServersTable {
   updated_at: string;
 }
 
+/** A server's branding (migration 020, CONTRACT 10); the logo's three columns are all null or all set. */
+export interface ServerBrandingTable {
+  server_id: string;
+  display_name: string | null;
+  /** `#rrggbb`, lower case. */
+  accent_color: string | null;
+  logo: Uint8Array | null;
+  logo_type: string | null;
+  /** The first 16 hex of the logo's SHA-256: part of its URL. */
+  logo_version: string | null;
+  updated_at: string;
+}
+
 export interface ServerRedirectUrisTable {
   server_id: string;
   uri: string;
@@ -160,6 +173,22 @@ export interface AudienceMembersTable {
   external_user_id: string;
   created_at: string;
   updated_at: string;
+  /** The member's profile (migration 019, CONTRACT 10): null where unset. */
+  display_name: ColumnType<string | null, string | null | undefined, string | null>;
+  email: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The tags as a JSON object, keys sorted; null where none. audience_member_tags holds the same, one row each. */
+  tags: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One tag of a member (migration 019): what the list's `tag=key:value` filter walks, in the list's order. */
+export interface AudienceMemberTagsTable {
+  member_id: string;
+  server_id: string;
+  tag_key: string;
+  tag_value: string;
+  /** Copies of the member's created_at and external_user_id, which never change. */
+  member_created_at: string;
+  external_user_id: string;
 }
 
 export interface CredentialsTable {
@@ -226,7 +255,8 @@ export interface StaticFormSessionsTable {
   provider: string;
   token_digest: string;
   redirect_uri: string | null;
-  status: 'pending' | 'completed' | 'cancelled';
+  /** `expired`: nobody finished it by its expiry, and its notice (connect.failed, "expired") was written (migration 022). */
+  status: 'pending' | 'completed' | 'cancelled' | 'expired';
   expires_at: string;
   created_at: string;
   completed_at: string | null;
@@ -250,6 +280,31 @@ export interface OAuthFlowsTable {
   created_at: string;
   completed_at: string | null;
   credential_id: string | null;
+  /** The connect session whose page started the flow (migration 021); null for a flow of POST /v1/oauth/{provider}/start. */
+  connect_session_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SHA-256 of the starting browser's nonce cookie: the callback refuses a browser without it (RFC 6749 §10.12). */
+  browser_binding: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1 where the Connect page ran in connect.js's popup. */
+  connect_popup: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A connect session (CONTRACT 10, migration 021): the Connect page's link, as a digest of its token. */
+export interface ConnectSessionsTable {
+  id: string;
+  server_id: string;
+  external_user_id: string;
+  token_digest: string;
+  /** JSON array of provider slugs; null for every provider enabled on the server when the page is read. */
+  providers: string | null;
+  redirect_uri: string | null;
+  /** JSON array of origins the page posts its events to. */
+  allowed_origins: string;
+  expires_at: string;
+  created_at: string;
+  /** The first connection made through it; null while nobody finished anything. */
+  connected_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the expiry notice of a session nobody finished was written; null until then. */
+  expiry_notified_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyRecordsTable {
@@ -384,14 +439,17 @@ export interface Database {
   sign_in_attempts: SignInAttemptsTable;
   servers: ServersTable;
   server_redirect_uris: ServerRedirectUrisTable;
+  server_branding: ServerBrandingTable;
   server_keys: ServerKeysTable;
   account_keys: AccountKeysTable;
   audience_members: AudienceMembersTable;
+  audience_member_tags: AudienceMemberTagsTable;
   credentials: CredentialsTable;
   server_providers: ServerProvidersTable;
   custom_providers: CustomProvidersTable;
   static_form_sessions: StaticFormSessionsTable;
   oauth_flows: OAuthFlowsTable;
+  connect_sessions: ConnectSessionsTable;
   idempotency_records: IdempotencyRecordsTable;
   audit_events: AuditEventsTable;
   master_keys: MasterKeysTable;

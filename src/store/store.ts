@@ -8,7 +8,10 @@ import { AccountsRepository } from './accounts-repository.js';
 import { AudienceRepository } from './audience-repository.js';
 import { AuditRepository } from './audit-repository.js';
 import { AuthLookups } from './auth-lookups.js';
+import { BrandingRepository } from './branding-repository.js';
+import { ConnectSessionsRepository } from './connect-sessions-repository.js';
 import type { Engine } from './connections.js';
+import { ExpiryNoticesRepository } from './expiry-notices-repository.js';
 import { FlowsRepository } from './flows-repository.js';
 import { InstanceSecretsRepository } from './instance-secrets-repository.js';
 import { JobsRepository } from './jobs-repository.js';
@@ -49,9 +52,13 @@ export interface Store {
   /** The management guard's per-request reads. */
   authLookups: AuthLookups;
   servers: ServersRepository;
+  /** Servers' branding (display name, accent colour, logo): the end users' pages. */
+  branding: BrandingRepository;
   providers: ProvidersRepository;
   audience: AudienceRepository;
   flows: FlowsRepository;
+  /** Connect sessions (CONTRACT 10): the Connect page's links and the flows their pages started. */
+  connectSessions: ConnectSessionsRepository;
   audit: AuditRepository;
   masterKeys: MasterKeysRepository;
   /** The installation's own random secrets, sealed (services/sealing/instance-secrets.ts). */
@@ -63,6 +70,8 @@ export interface Store {
   webhookDelivery: WebhookDeliveryRepository;
   /** Background jobs' leases, and the credentials the background refresh picks. */
   jobs: JobsRepository;
+  /** The expiry notices' reads of expired flows and forms, and their guarded marks. */
+  expiryNotices: ExpiryNoticesRepository;
   /** The query builder on the root connection, for migrations, tests and benchmarks: never used by src/ outside store/. */
   db: Kysely<Database>;
   /** How busy the connections are now (for metrics; cheap: no query). */
@@ -83,9 +92,11 @@ export function openStore(location: DatabaseLocation): Store {
     keys: new KeysRepository(connections),
     authLookups: new AuthLookups(connections),
     servers: new ServersRepository(connections),
+    branding: new BrandingRepository(connections),
     providers: new ProvidersRepository(connections),
     audience: new AudienceRepository(connections),
     flows: new FlowsRepository(connections),
+    connectSessions: new ConnectSessionsRepository(connections),
     audit: new AuditRepository(connections),
     masterKeys: new MasterKeysRepository(connections),
     instanceSecrets: new InstanceSecretsRepository(connections),
@@ -94,6 +105,7 @@ export function openStore(location: DatabaseLocation): Store {
     webhooks: new WebhooksRepository(connections),
     webhookDelivery: new WebhookDeliveryRepository(connections),
     jobs: new JobsRepository(connections),
+    expiryNotices: new ExpiryNoticesRepository(connections),
     db: connections.root,
     connectionFigures: figures,
     close,

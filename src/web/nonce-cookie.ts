@@ -10,13 +10,18 @@ import { formText } from './form-fields.js';
 
 /**
  * This browser's nonce from cookie `name`, or, on its first visit (or with a cookie not made here), a
- * new one set as an HttpOnly, SameSite=Strict cookie on `path`.
+ * new one set as an HttpOnly cookie on `path`, SameSite=Strict unless told (the Connect page's must
+ * come back with a provider's redirect to the OAuth callback: Lax).
  */
-export function nonceCookie(request: FastifyRequest, reply: FastifyReply, cookieOf: { name: string; path: string; secure: boolean }): string {
+export function nonceCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  cookieOf: { name: string; path: string; secure: boolean; sameSite?: 'Strict' | 'Lax' },
+): string {
   const given = readCookie(request.headers.cookie, cookieOf.name);
   if (isToken(given)) return given;
   const nonce = newToken();
-  reply.header('set-cookie', cookie(cookieOf.name, nonce, { path: cookieOf.path, sameSite: 'Strict', secure: cookieOf.secure }));
+  reply.header('set-cookie', cookie(cookieOf.name, nonce, { path: cookieOf.path, sameSite: cookieOf.sameSite ?? 'Strict', secure: cookieOf.secure }));
   return nonce;
 }
 

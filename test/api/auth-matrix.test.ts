@@ -29,9 +29,11 @@ const REQUESTS: RouteRequests = {
     body: { externalUserId: 'u_new' },
     ok: { status: 201 },
   },
+  'POST /v1/connect-sessions': { path: '/v1/connect-sessions', body: { externalUserId: 'u_new' }, ok: { status: 201 } },
   'GET /v1/end-users': { path: '/v1/end-users', ok: { status: 200 } },
   'GET /v1/end-users/:externalUserId': { path: `/v1/end-users/${EXISTING_USER}`, ok: { status: 200 } },
   'DELETE /v1/end-users/:externalUserId': { path: '/v1/end-users/nobody', ok: { status: 404, code: 'end_user_not_found' } },
+  'PATCH /v1/end-users/:externalUserId': { path: `/v1/end-users/${EXISTING_USER}`, body: { displayName: 'Matrix' }, ok: { status: 200 } },
   'POST /v1/end-users/:externalUserId/verify': { path: '/v1/end-users/nobody/verify?provider=openai', ok: { status: 404, code: 'end_user_not_found' } },
   // The gateway (CONTRACT 8.1): every method, with a path and without; nobody's, so no provider is called.
   ...Object.fromEntries(
@@ -68,8 +70,8 @@ describe('the routes of the matrix', () => {
   });
 
   it("would report a new /v1 route without a request, and leave other areas' routes alone", () => {
-    const grown = [...TABLE, { method: 'PATCH', url: '/v1/end-users/:externalUserId' }, { method: 'GET', url: '/v1/webhooks' }];
-    expect(matrixRoutes(grown, REQUESTS).missing).toEqual(['PATCH /v1/end-users/:externalUserId', 'GET /v1/webhooks']);
+    const grown = [...TABLE, { method: 'PUT', url: '/v1/end-users/:externalUserId' }, { method: 'GET', url: '/v1/webhooks' }];
+    expect(matrixRoutes(grown, REQUESTS).missing).toEqual(['PUT /v1/end-users/:externalUserId', 'GET /v1/webhooks']);
     expect(TABLE.some((r) => r.url.startsWith('/dashboard'))).toBe(true);
     const withoutOne = { ...REQUESTS };
     delete withoutOne['GET /v1/end-users'];

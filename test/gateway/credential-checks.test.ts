@@ -178,7 +178,13 @@ describe.each(ENGINES)('checks of static credentials on %s', (engine) => {
           messageId: expect.stringMatching(/^msg_/),
           type: 'credential.needs_reauth',
           timestamp: eventTimestamp(t.clock.now()),
-          data: { serverId: tenant.serverId, externalUserId: 'u_demand', credential, error: { code: 'credential_rejected', message: REJECTED_MESSAGE } },
+          data: {
+            serverId: tenant.serverId,
+            externalUserId: 'u_demand',
+            credential,
+            error: { code: 'credential_rejected', message: REJECTED_MESSAGE },
+            endUser: { displayName: null, email: null, tags: {} },
+          },
         },
       ]);
 
@@ -275,6 +281,7 @@ describe.each(ENGINES)('checks of static credentials on %s', (engine) => {
             externalUserId: 'u_revoked',
             credential: revoked,
             error: { code: 'credential_rejected', message: REJECTED_MESSAGE },
+            endUser: { displayName: null, email: null, tags: {} },
           },
         },
       ]);

@@ -6,6 +6,7 @@
 import type { TObject } from '@sinclair/typebox';
 import { RemoveMemberBody, RevokeCredentialBody } from '../../src/dashboard/audience-pages.js';
 import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
+import { BrandingBody } from '../../src/dashboard/branding-pages.js';
 import { GenerateBody } from '../../src/dashboard/developer-pages.js';
 import { JoinBody } from '../../src/dashboard/join-routes.js';
 import { CodeBody, MfaPolicyBody } from '../../src/dashboard/mfa-pages.js';
@@ -32,6 +33,9 @@ export const DASHBOARD_POSTS: Record<string, TObject | string> = {
   '/dashboard/servers/:serverId/rotate-key': RotateKeyBody,
   '/dashboard/servers/:serverId/redirect-uris': RedirectUriBody,
   '/dashboard/servers/:serverId/redirect-uris/remove': RedirectUriBody,
+  // Sent as multipart by the page (for its logo); the fields are also read from a urlencoded body.
+  '/dashboard/servers/:serverId/branding': BrandingBody,
+  '/dashboard/servers/:serverId/branding/remove-logo': BUTTON,
   '/dashboard/servers/:serverId/providers': EnableBody,
   '/dashboard/servers/:serverId/providers/custom-oauth': CustomOAuthBody,
   '/dashboard/servers/:serverId/providers/custom-static': CustomStaticBody,

@@ -31,6 +31,10 @@ export const ALL_MIGRATIONS = [
   '016-credential-usage',
   '017-team',
   '018-sign-in-factors',
+  '019-end-user-profile',
+  '020-server-branding',
+  '021-connect-sessions',
+  '022-expiry-notices',
 ];
 
 export interface TestDatabase {

@@ -15,6 +15,7 @@ describe.each(ENGINES)('/openapi.json and /healthz on %s', (engine) => {
     const doc = response.json();
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/connect-sessions',
       '/v1/credentials/static/{providerSlug}/connect',
       '/v1/end-users',
       '/v1/end-users/{externalUserId}',
@@ -22,7 +23,12 @@ describe.each(ENGINES)('/openapi.json and /healthz on %s', (engine) => {
       '/v1/end-users/{externalUserId}/verify',
       '/v1/oauth/{provider}/start',
     ]);
-    expect(Object.keys(doc.paths['/v1/end-users/{externalUserId}']).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(doc.paths['/v1/end-users/{externalUserId}']).sort()).toEqual(['delete', 'get', 'patch']);
+    // PATCH /v1/end-users/{id} (CONTRACT 10): the profile's fields, unknown ones refused; the list's tag filter.
+    const patch = doc.paths['/v1/end-users/{externalUserId}'].patch.requestBody.content['application/json'].schema;
+    expect(patch).toMatchObject({ additionalProperties: false });
+    expect(Object.keys(patch.properties).sort()).toEqual(['displayName', 'email', 'tags']);
+    expect(doc.paths['/v1/end-users'].get.parameters.map((p: { name: string }) => p.name)).toContain('tag');
     // The gateway: every method, its path a named parameter rather than the router's wildcard.
     const proxy = doc.paths['/v1/end-users/{externalUserId}/proxy/{provider}/{path}'];
     expect(Object.keys(proxy).sort()).toEqual(['delete', 'get', 'patch', 'post', 'put']);

@@ -11,6 +11,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '../../src/dashboard/auth-routes.js';
+import { changeBranding } from '../../src/services/branding/branding-changes.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { createAccountKey } from '../../src/services/keys/account-keys.js';
 import { enableProvider } from '../../src/services/providers/server-providers.js';
@@ -19,6 +20,7 @@ import { addWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoint
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
 import { type DashboardClient, signUpUser, userByEmail } from '../helpers/dashboard-session.js';
 import { connectStatic } from '../helpers/hosted-form.js';
+import { pngLogo } from '../helpers/logo-files.js';
 import { keys, startTestApp, type TestApp } from '../helpers/test-app.js';
 import { writeAndDeliver } from '../helpers/webhook-history.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -68,9 +70,19 @@ describe.skipIf(!chromiumAvailable())('every dashboard page at 1280 and 390 px',
     const added = await client.submit(server, `${server}/redirect-uris`, { uri: REDIRECT });
     expect(added.statusCode).toBe(303);
     const { serverKey } = await rotateServerKey(t.ctx, serverId, 3600, CLI_ACTOR);
+    // A long display name and a wide logo: the Overview's Branding panel and the Branding page show both.
+    await changeBranding(t.ctx, serverId, { displayName: 'Acme Corporation International Payroll', accentColor: '#0f766e', logo: pngLogo(240, 48) }, CLI_ACTOR);
     const headers = keys({ accountKey: key, serverKey });
     await connectStatic(t.app, headers, { externalUserId: WITH_CREDENTIAL, values: { apiKey: 'sk-proj-widthsTESTvalue0123456789abcdef' } });
     await connectStatic(t.app, headers, { externalUserId: WITHOUT_CREDENTIAL, values: { apiKey: 'sk-proj-widthsTESTvalue0123456789abcdef' } });
+    // A long profile beneath the id on the Audience tab: display name, email and tags (CONTRACT 10).
+    const profile = {
+      displayName: 'Maximiliane Alexandra von Hohenberg-Schillingsfürst',
+      email: 'maximiliane.von.hohenberg-schillingsfuerst@subsidiary.acme-corporation.example',
+      tags: { plan: 'enterprise-annual-2026', region: 'eu-central-1', 'crm.account_id': '0015g00000ABCDEFGHIJKLMNOPQRSTUVWXYZ' },
+    };
+    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/end-users/${encodeURIComponent(WITH_CREDENTIAL)}`, headers, payload: profile });
+    expect(patched.statusCode, patched.body).toBe(200);
     const revoked = await t.app.inject({ method: 'DELETE', url: `/v1/end-users/${encodeURIComponent(WITHOUT_CREDENTIAL)}?provider=openai`, headers });
     expect(revoked.statusCode).toBe(200);
     receiver = await startWebhookReceiver({ status: 400 });
@@ -81,6 +93,7 @@ describe.skipIf(!chromiumAvailable())('every dashboard page at 1280 and 390 px',
     signedInPages = [
       ['servers', '/dashboard/servers'],
       ['server-overview', server],
+      ['server-branding', `${server}/branding`],
       ['server-providers', `${server}/providers`],
       ['server-audience', audience],
       ['audience-revoke', `${audience}/revoke?externalUserId=${encodeURIComponent(WITH_CREDENTIAL)}&provider=openai`],

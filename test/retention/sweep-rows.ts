@@ -25,6 +25,7 @@ export const DAY = 86_400;
 export const NOTHING_SWEPT = {
   static_form_sessions: 0,
   oauth_flows: 0,
+  connect_sessions: 0,
   dashboard_sessions: 0,
   server_keys: 0,
   idempotency_records: 0,
@@ -40,6 +41,7 @@ export const NOTHING_SWEPT = {
 const IDENTITY: Partial<Record<Table, { id: string; unique: string[] }>> = {
   static_form_sessions: { id: 'id', unique: ['token_digest'] },
   oauth_flows: { id: 'id', unique: ['state_digest'] },
+  connect_sessions: { id: 'id', unique: ['token_digest'] },
   dashboard_sessions: { id: 'id', unique: ['token_digest'] },
   server_keys: { id: 'id', unique: ['digest'] },
   idempotency_records: { id: 'idempotency_key', unique: [] },
@@ -99,6 +101,8 @@ export async function startSweepRows(engine: Engine): Promise<SweepRows> {
     await createForm(t.app, { ...headers, 'idempotency-key': 'base' }, { externalUserId: 'u_base' });
     const flow = await t.app.inject({ method: 'POST', url: '/v1/oauth/github/start', headers, payload: { externalUserId: 'u_base' } });
     expect(flow.statusCode, flow.body).toBe(201);
+    const session = await t.app.inject({ method: 'POST', url: '/v1/connect-sessions', headers, payload: { externalUserId: 'u_base' } });
+    expect(session.statusCode, session.body).toBe(201);
     const now = t.clock.now();
     await db()
       .insertInto('dashboard_sessions')

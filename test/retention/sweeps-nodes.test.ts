@@ -51,6 +51,7 @@ describe.each(ENGINES)('the nodes that sweep on %s', (engine) => {
           holding: 0,
           static_form_sessions: 1,
           oauth_flows: 1,
+          connect_sessions: 1,
           dashboard_sessions: 1,
           server_keys: 1,
           idempotency_records: 1,

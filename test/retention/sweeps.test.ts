@@ -48,6 +48,7 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     // [gone, kept, kept…] for each kind: one second past the boundary, one second before it, and live rows.
     const forms = await copies('static_form_sessions', 'expires_at', [at(-link - 1), at(-link + 1), at(60)]);
     const flows = await copies('oauth_flows', 'expires_at', [at(-link - 1), at(-link + 1), at(60)]);
+    const connectSessions = await copies('connect_sessions', 'expires_at', [at(-link - 1), at(-link + 1), at(60)]);
     const sessions = await copies('dashboard_sessions', 'expires_at', [at(-1), at(1)]);
     const serverKeys = await copies('server_keys', 'expires_at', [at(-ROTATED_KEY_KEEP_SECONDS - 1), at(-ROTATED_KEY_KEEP_SECONDS + 1), at(3600)]);
     const records = await copies('idempotency_records', 'expires_at', [at(-1), at(1)]);
@@ -71,6 +72,7 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     expect(withoutRetention).toEqual({
       static_form_sessions: 2,
       oauth_flows: 2,
+      connect_sessions: 2,
       dashboard_sessions: 2,
       server_keys: 2,
       idempotency_records: 2,
@@ -84,6 +86,7 @@ describe.each(ENGINES)('sweeps on %s', (engine) => {
     expect(await ids('audit_events')).toEqual(auditBefore);
     expect(await ids('static_form_sessions')).toEqual(forms.slice(1).sort());
     expect(await ids('oauth_flows')).toEqual(flows.slice(1).sort());
+    expect(await ids('connect_sessions')).toEqual(connectSessions.slice(1).sort());
     expect(await ids('dashboard_sessions')).toEqual(sessions.slice(1).sort());
     expect(await ids('server_keys')).toEqual([currentKey, ...serverKeys.slice(1)].sort());
     expect(await ids('idempotency_records')).toEqual(records.slice(1).sort());

@@ -102,11 +102,24 @@ const V1_PATHS = [
   '/v1/credentials/static/github/connect',
   '/v1/end-users',
   '/v1/end-users/u_fuzz',
+  '/v1/connect-sessions',
   '/v1',
   '/v1/',
 ];
 export const METHODS = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD'] as const;
-export const BODY_FIELDS = ['externalUserId', 'redirectUri', 'scopes', 'expiresIn', '__proto__', 'constructor', 'prototype', 'extra'];
+export const BODY_FIELDS = [
+  'externalUserId',
+  'redirectUri',
+  'scopes',
+  'expiresIn',
+  'providers',
+  'allowedOrigins',
+  'endUser',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'extra',
+];
 const QUERY_NAMES = ['limit', 'cursor', 'provider', 'prefix', 'minValiditySeconds', '__proto__', 'constructor[prototype]', 'notice', 'limit[]', ''];
 
 export function oddValue(g: Gen, depth = 0): unknown {

@@ -1,6 +1,6 @@
 /**
- * A deterministic fuzz of the pages (issue 8): the hosted form, the OAuth callback and the dashboard's
- * public and signed-in forms, each sent hostile bodies, query strings and headers from a seeded
+ * A deterministic fuzz of the pages (issue 8): the hosted form, the OAuth callback, the dashboard's
+ * public and signed-in forms and a server's branding (its logo, its stylesheet, the multipart upload), each sent hostile bodies, query strings and headers from a seeded
  * generator. The dashboard's forms are posted with the field names their schemas declare (and now and
  * then one of them twice), so the requests get past the schema to the handlers. Whatever comes in: no
  * 5xx and nothing echoing a planted key (fuzz-checks.ts). Set FUZZ_SEED to replay another run.
@@ -12,6 +12,7 @@ import { SignInBody, SignUpBody } from '../../src/dashboard/auth-routes.js';
 import { SignInCodeBody, SignInRecoveryBody } from '../../src/dashboard/mfa-routes.js';
 import { RotateKeyBody } from '../../src/dashboard/server-pages.js';
 import { SsoJoinBody, SsoSignInBody } from '../../src/dashboard/sso-routes.js';
+import { changeBranding } from '../../src/services/branding/branding-changes.js';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { confirmEnrolment, startEnrolment } from '../../src/services/mfa/one-time-codes.js';
 import { createServer } from '../../src/services/servers/servers.js';
@@ -23,6 +24,7 @@ import { DASHBOARD_POSTS, PUBLIC_POSTS, urlOf } from '../helpers/dashboard-forms
 import { csrfOf, DashboardClient, signUpUser, userByEmail } from '../helpers/dashboard-session.js';
 import { createForm } from '../helpers/form-session.js';
 import { formPath, openHostedForm } from '../helpers/hosted-form.js';
+import { BAD_LOGOS, multipartBody, pngLogo, SVG_LOGO } from '../helpers/logo-files.js';
 import { startScriptedOidcIssuer } from '../helpers/scripted-oidc-issuer.js';
 import type { Tenant, TestApp } from '../helpers/test-app.js';
 import { expectNoHarm, recorder, startFuzzTenant } from './fuzz-checks.js';
@@ -228,6 +230,104 @@ describe('fuzz: hostile input on the pages (SQLite)', () => {
     } finally {
       await idp.close();
     }
+  });
+
+  it("answers a server's branding (the logo and the accent's stylesheet, public; the Branding form's multipart upload) without a 5xx", async () => {
+    const g = generator(SEED + 6);
+    const branding = await changeBranding(t.ctx, userServerId, { displayName: 'Fuzzed', accentColor: '#0f766e', logo: pngLogo() }, CLI_ACTOR);
+    const version = branding.logoUrl!.slice(-16);
+    const oddPiece = () =>
+      g.pick([...PATH_PIECES, planted, userServerId, version, 'logo-', `logo-${version}`, 'style-0f766e.css', '%zz', '..', 'a'.repeat(300)]);
+    for (let i = 0; i < 150; i += 1) {
+      const url = g.pick([
+        branding.logoUrl!,
+        `/branding/${oddPiece()}/logo-${g.chance(0.5) ? version : oddPiece()}`,
+        `/branding/${userServerId}/${oddPiece()}`,
+        `/branding/${oddPiece()}`,
+        `/branding/style-${g.pick(['0f766e', 'FFFFFF', 'zzzzzz', '', planted, '%00aaaa'])}.css`,
+      ]);
+      await send({
+        method: g.pick(['GET', 'GET', 'HEAD', 'POST'] as const),
+        url: `${url}${g.chance(0.2) ? oddQuery(g, planted) : ''}`,
+        headers: oddHeaders(g, tenant, planted),
+      });
+    }
+    // The served logo is the one stored, under its headers, whatever else was asked.
+    const served = await send({ method: 'GET', url: branding.logoUrl! });
+    expect(served.headers['content-security-policy']).toBe("default-src 'none'; style-src 'unsafe-inline'; sandbox");
+
+    const page = `/dashboard/servers/${userServerId}/branding`;
+    const csrf = csrfOf((await user.get(page)).body);
+    const files = [pngLogo(), Buffer.from(SVG_LOGO), ...BAD_LOGOS.map((bad) => bad.bytes), Buffer.from(planted)];
+    for (let i = 0; i < 120; i += 1) {
+      // Half are the form's own fields, well formed, so the handler and the logo checks are fuzzed.
+      const nearly = g.chance(0.5);
+      const fields: Record<string, string> = {};
+      if (nearly || g.chance(0.8)) fields.csrf = csrf;
+      const names = nearly ? ['displayName', 'accentColor'] : ['displayName', 'accentColor', g.pick(['admin', '__proto__', 'csrf', 'logo', ''])];
+      for (const name of names) if (g.chance(0.6)) fields[name] = g.pick(ODD_TEXT);
+      const fileName = nearly ? 'logo' : g.pick(['logo', 'logo', 'displayName', 'x']);
+      const file = g.chance(0.7) ? { name: fileName, filename: g.pick(['l.png', '', 'a"b.svg']), type: 'image/png', bytes: g.pick(files) } : undefined;
+      const { payload, contentType } = multipartBody(fields, file);
+      // Now and then broken: cut short, a boundary that is not the body's, a part without its headers.
+      const mangled = nearly
+        ? payload
+        : g.pick([
+            payload,
+            payload.subarray(0, g.int(payload.length)),
+            Buffer.concat([Buffer.from('--x\r\n\r\n'), payload]),
+            Buffer.from(payload.toString('latin1').replace(/Content-Disposition[^\r]*/, 'Content-Disposition: attachment'), 'latin1'),
+          ]);
+      const type = nearly
+        ? contentType
+        : g.pick([contentType, 'multipart/form-data', 'multipart/form-data; boundary=', `multipart/form-data; boundary="${'b'.repeat(80)}"`]);
+      await send({ method: 'POST', url: page, headers: { cookie: user.cookieHeader, 'content-type': type }, payload: mangled });
+    }
+    // Some uploads were read to the end and judged: saved (303) or refused beside their field (422).
+    const judged = seen.filter(({ method, path, response }) => method === 'POST' && path === page && [303, 422].includes(response.statusCode));
+    expect(judged.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('answers the Connect page (CONTRACT 10) and its forms without a 5xx', async () => {
+    const g = generator(SEED + 11);
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/connect-sessions',
+      headers: h,
+      payload: { externalUserId: 'u_connect_fuzz', redirectUri: undefined, allowedOrigins: ['https://app.fuzz.test'], endUser: { displayName: 'Fuzz <b>' } },
+    });
+    expect(created.statusCode).toBe(201);
+    const base = new URL(created.json().url).pathname;
+    const browser = new DashboardClient(t.app);
+    const csrf = csrfOf((await browser.get(base)).body);
+    const before = seen.length;
+    for (let i = 0; i < 300; i += 1) {
+      // Mostly this session's page, now and then a token that is none, with a planted key or an odd piece in a segment.
+      const page = g.chance(0.8) ? base : `/connect/s/${g.pick([...PATH_PIECES, planted, 'A'.repeat(43)])}`;
+      const provider = g.chance(0.7) ? g.pick(['openai', 'github']) : g.pick(['acme', planted, ...PATH_PIECES]);
+      const cookie = g.chance(0.7) ? browser.cookieHeader : g.pick([`keyward_connect=${planted}`, `keyward_connect=${'A'.repeat(5000)}`, '']);
+      if (g.chance(0.35)) {
+        const path = g.pick([page, `${page}/done`, `${page}/disconnect/${provider}`]);
+        const query = g.chance(0.5)
+          ? `?flow=${g.pick(['oflow_0123456789abcdef0123456789ab', planted, encodeText(g.pick(ODD_TEXT))])}&popup=${g.pick(['1', '', '%zz'])}`
+          : oddQuery(g, planted);
+        await send({ method: 'GET', url: `${path}${query}`, headers: { ...oddHeaders(g, tenant, planted), cookie } });
+        continue;
+      }
+      const nearly = g.chance(0.6);
+      const fields = ['popup', 'apiKey', 'organizationId'];
+      const body = `${nearly || g.chance(0.5) ? `csrf=${encodeURIComponent(csrf)}&` : ''}${oddForm(g, fields, planted, { extras: !nearly })}`;
+      const asJson = g.chance(0.15);
+      await send({
+        method: 'POST',
+        url: `${page}/${g.pick(['connect', 'disconnect'])}/${provider}`,
+        headers: { cookie, 'content-type': asJson ? 'application/json' : 'application/x-www-form-urlencoded' },
+        payload: asJson ? oddJson(g, planted) : body,
+      });
+    }
+    // The handlers were reached, not only the CSRF check: values refused (422), stored (200), flows started (200).
+    const handled = seen.slice(before).filter(({ method, response }) => method === 'POST' && [200, 422].includes(response.statusCode));
+    expect(handled.length).toBeGreaterThanOrEqual(20);
   });
 
   it('found no 5xx and no echo of the planted key', () => {

@@ -41,7 +41,7 @@ describe.each(ENGINES)('connect events on %s', (engine) => {
         messageId: expect.stringMatching(/^msg_[0-9a-f]{28}$/),
         type: 'credential.connected',
         timestamp: eventTimestamp(o.t.clock.now()),
-        data: { serverId: o.tenant.serverId, externalUserId: 'u_form', credential, sessionId },
+        data: { serverId: o.tenant.serverId, externalUserId: 'u_form', credential, sessionId, endUser: { displayName: null, email: null, tags: {} } },
       },
     ]);
     expect(sessionId).toMatch(/^cfs_/);
@@ -61,7 +61,7 @@ describe.each(ENGINES)('connect events on %s', (engine) => {
         messageId: expect.stringMatching(/^msg_/),
         type: 'credential.connected',
         timestamp: eventTimestamp(o.t.clock.now()),
-        data: { serverId: o.tenant.serverId, externalUserId: 'u_oauth', credential, flowId },
+        data: { serverId: o.tenant.serverId, externalUserId: 'u_oauth', credential, flowId, endUser: { displayName: null, email: null, tags: {} } },
       },
     ]);
   });
@@ -71,7 +71,7 @@ describe.each(ENGINES)('connect events on %s', (engine) => {
     messageId: expect.stringMatching(/^msg_/),
     type: 'connect.failed',
     timestamp: eventTimestamp(o.t.clock.now()),
-    data: { serverId: o.tenant.serverId, externalUserId, provider: 'acme', flowId, error },
+    data: { serverId: o.tenant.serverId, externalUserId, provider: 'acme', flowId, error, endUser: { displayName: null, email: null, tags: {} } },
   });
 
   it('connect.failed when the end user denies access (access_denied)', async () => {

@@ -38,7 +38,7 @@ describe.each(ENGINES)('refresh events on %s', (engine) => {
     messageId: expect.stringMatching(/^msg_/),
     type,
     timestamp: eventTimestamp(o.t.clock.now()),
-    data: { serverId: o.tenant.serverId, externalUserId, ...data },
+    data: { serverId: o.tenant.serverId, externalUserId, ...data, endUser: { displayName: null, email: null, tags: {} } },
   });
 
   it('sends credential.needs_reauth when the provider refuses the refresh token, once', async () => {

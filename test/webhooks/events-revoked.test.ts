@@ -62,7 +62,14 @@ describe.each(ENGINES)('credential.revoked events on %s', (engine) => {
       messageId: expect.stringMatching(/^msg_/),
       type: 'credential.revoked',
       timestamp: eventTimestamp(at),
-      data: { serverId, externalUserId, credential: { ...credential, status: 'revoked', revokedAt: at.toISOString() }, ...cause, providerRevocation },
+      data: {
+        serverId,
+        externalUserId,
+        credential: { ...credential, status: 'revoked', revokedAt: at.toISOString() },
+        ...cause,
+        providerRevocation,
+        endUser: { displayName: null, email: null, tags: {} },
+      },
     };
   }
 

@@ -10,8 +10,9 @@ import { DomainError } from '../domain-error.js';
 import { oauthClientSettings } from '../oauth/client-settings.js';
 import { revokeAtProvider } from '../oauth/provider-revocation.js';
 import { type ReadCredential, readFresh } from '../oauth/token-refresh.js';
-import type { ProviderRevocation } from '../webhooks/webhook-events.js';
-import { lastCheckOf, recordRevocations } from '../webhooks/webhook-events.js';
+import type { EventEndUser, ProviderRevocation } from '../webhooks/webhook-events.js';
+import { endUserOf, lastCheckOf, recordRevocations } from '../webhooks/webhook-events.js';
+import { parseTagFilters } from './profile-rules.js';
 
 export interface CredentialSummary {
   id: string;
@@ -38,7 +39,8 @@ export interface CredentialWithSecrets extends CredentialSummary {
   secretsWithheld?: true;
 }
 
-export interface AudienceMemberView<C> {
+/** A member as the list and the read show it: its profile (CONTRACT 10: null and {} where unset), then its credentials. */
+export interface AudienceMemberView<C> extends EventEndUser {
   externalUserId: string;
   createdAt: string;
   updatedAt: string;
@@ -98,6 +100,8 @@ export interface PageQuery {
   cursor?: string;
   provider?: string;
   prefix?: string;
+  /** `tag=key:value`, one or several (all must match), as the query string gave them: checked here (profile-rules.ts). */
+  tag?: string | readonly string[];
 }
 
 /**
@@ -106,8 +110,9 @@ export interface PageQuery {
  * the audience (CONTRACT 2.5). One row more than the limit tells whether there is a next page.
  */
 export async function listMembers(ctx: ServiceContext, serverId: string, query: PageQuery): Promise<AudienceMemberPage> {
+  const tags = parseTagFilters(query.tag);
   const after = query.cursor === undefined ? null : decodeCursor(ctx, query.cursor);
-  const filter = { provider: query.provider, prefix: query.prefix };
+  const filter = { provider: query.provider, prefix: query.prefix, ...(tags.length ? { tags } : {}) };
   const rows = await ctx.store.audience.pageOf(serverId, filter, after, query.limit + 1);
   const page = rows.slice(0, query.limit);
   const credentials = await ctx.store.audience.summariesOfMembers(page.map((r) => r.id));
@@ -124,6 +129,7 @@ export async function listMembers(ctx: ServiceContext, serverId: string, query: 
       externalUserId: r.external_user_id,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
+      ...endUserOf(r),
       credentials: byMember.get(r.id) ?? [],
     })),
     hasMore,
@@ -209,14 +215,11 @@ export async function openMember(
 ): Promise<AudienceMemberView<CredentialWithSecrets>> {
   if (!member) throw endUserNotFound();
   // A write-only server's read opens nothing and refreshes nothing: the gateway uses its credentials.
-  if (!server.secretsReadable) {
-    return { externalUserId, createdAt: member.created_at, updatedAt: member.updated_at, credentials: credentials.map(withheld) };
-  }
+  const shown = { externalUserId, createdAt: member.created_at, updatedAt: member.updated_at, ...endUserOf(member) };
+  if (!server.secretsReadable) return { ...shown, credentials: credentials.map(withheld) };
   const read = await Promise.all(credentials.map((row) => readFresh(ctx, row, minValiditySeconds, since)));
   return {
-    externalUserId,
-    createdAt: member.created_at,
-    updatedAt: member.updated_at,
+    ...shown,
     credentials: await Promise.all(read.filter((r) => r !== undefined).map((r) => withSecrets(ctx, r))),
   };
 }
@@ -246,8 +249,9 @@ export async function revokeMember(
     // each other in a cycle. One that completed first is then erased with the rest; one that had not
     // finds itself cancelled.
     await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
-    const memberId = await ctx.store.audience.memberId(input.serverId, input.externalUserId, { lock: true });
-    if (memberId === undefined) throw endUserNotFound();
+    const member = await ctx.store.audience.lockedProfile(input.serverId, input.externalUserId);
+    if (member === undefined) throw endUserNotFound();
+    const memberId = member.id;
     const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
     if (input.provider && rows.length === 0) {
       throw new DomainError('credential_not_found', {
@@ -285,7 +289,15 @@ export async function revokeMember(
         at: now,
       });
     }
-    const revocations = await recordRevocations(ctx, { serverId: input.serverId, externalUserId: input.externalUserId, rows, at: now, reason: 'revoked' });
+    // The profile as read before the member's row went: the events describe the member as it was.
+    const revocations = await recordRevocations(ctx, {
+      serverId: input.serverId,
+      externalUserId: input.externalUserId,
+      rows,
+      at: now,
+      reason: 'revoked',
+      endUser: endUserOf(member),
+    });
     return { erased: rows, events: revocations };
   });
   // The secrets are gone from storage now; the copies in memory serve only to ask the providers.
@@ -316,5 +328,10 @@ export async function findMemberCredential(ctx: ServiceContext, serverId: string
 export async function findMemberCredentials(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<CredentialSummary[] | null> {
   const memberId = await ctx.store.audience.memberId(serverId, externalUserId);
   if (memberId === undefined) return null;
+  return memberCredentialSummaries(ctx, memberId);
+}
+
+/** A member's credentials as the list shows them (no secrets), by provider. */
+export async function memberCredentialSummaries(ctx: ServiceContext, memberId: string): Promise<CredentialSummary[]> {
   return (await ctx.store.audience.summariesOfMembers([memberId])).map(summary);
 }

@@ -4,9 +4,10 @@
  * stores the tokens. A flow moves pending → exchanging → completed | failed, or pending → cancelled.
  */
 import { addSeconds, iso } from '../../primitives/clock.js';
-import { sha256Hex } from '../../primitives/digest.js';
+import { sameText, sha256Hex } from '../../primitives/digest.js';
 import { newId } from '../../primitives/ids.js';
 import { isToken } from '../../primitives/random-tokens.js';
+import { EXPIRED_ERROR } from '../../store/expiry-notices-repository.js';
 import type { ServiceContext } from '../context.js';
 import { openCredentialSecret, storeCredential } from '../credentials/credentials.js';
 import { DomainError } from '../domain-error.js';
@@ -34,9 +35,27 @@ export function verifierAad(flowId: string, serverId: string): string {
   return `oauth_flows|${flowId}|${serverId}`;
 }
 
+/**
+ * A flow started from a Connect page (CONTRACT 10): its session, the digest of the starting browser's
+ * nonce cookie (the callback refuses any other browser), and whether the page ran in connect.js's popup.
+ */
+export interface ConnectPageStart {
+  sessionId: string;
+  browserBinding: string;
+  popup: boolean;
+}
+
 export async function startFlow(
   ctx: ServiceContext,
-  input: { serverId: string; slug: string; externalUserId: string; redirectUri?: string; scopes?: string[]; expiresIn: number },
+  input: {
+    serverId: string;
+    slug: string;
+    externalUserId: string;
+    redirectUri?: string;
+    scopes?: string[];
+    expiresIn: number;
+    connectPage?: ConnectPageStart;
+  },
 ): Promise<FlowCreated> {
   const found = await requireEnabledProvider(ctx, input.serverId, input.slug, 'oauth2');
   await requireAllowedRedirect(ctx, input.serverId, input.redirectUri);
@@ -66,6 +85,9 @@ export async function startFlow(
     created_at: createdAt,
     completed_at: null,
     credential_id: null,
+    connect_session_id: input.connectPage?.sessionId ?? null,
+    browser_binding: input.connectPage?.browserBinding ?? null,
+    connect_popup: input.connectPage ? (input.connectPage.popup ? 1 : 0) : null,
   });
   return {
     id,
@@ -91,6 +113,8 @@ interface ClaimedFlow {
   /** The scopes asked for: RFC 6749 §5.1 says an answer without `scope` granted exactly these. */
   scopes: string[];
   verifier: string;
+  /** The connect session whose page started the flow (CONTRACT 10); null for a flow of the API. */
+  connectSessionId: string | null;
 }
 
 /** What the callback ends in; the page or redirect follows from it (connect/oauth-callback.ts). */
@@ -99,6 +123,8 @@ export type CallbackOutcome =
   | { kind: 'malformed' }
   | { kind: 'gone' }
   | { kind: 'expired' }
+  /** A flow bound to another browser (started from a Connect page): refused, and left as it was. */
+  | { kind: 'unbound' }
   | { kind: 'failed'; flow: ClaimedFlow; providerName: string; error: string; cause: 'provider' | 'exchange' }
   | { kind: 'completed'; flow: ClaimedFlow; providerName: string };
 
@@ -111,10 +137,20 @@ export const FLOW_ERRORS = {
 } as const;
 
 /** The guarded UPDATE that makes the callback single-use: of two requests with one state, one claims. */
-async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlow | Exclude<CallbackOutcome, { kind: 'failed' | 'completed' }>> {
+async function claimFlow(
+  ctx: ServiceContext,
+  state: string,
+  browserNonce: string | undefined,
+): Promise<ClaimedFlow | Exclude<CallbackOutcome, { kind: 'failed' | 'completed' }>> {
   if (!isToken(state)) return { kind: 'unknown' };
   const flow = await ctx.store.flows.flowByState(sha256Hex(state));
   if (!flow) return { kind: 'unknown' };
+  // Before anything can change: a consent forwarded to another browser neither ends nor completes the flow.
+  if (flow.browser_binding !== null && !(isToken(browserNonce) && sameText(sha256Hex(browserNonce), flow.browser_binding))) {
+    return { kind: 'unbound' };
+  }
+  // Ended by its expiry notice (services/expiry-notices/): answered as an expired flow, as before the notice.
+  if (flow.status === 'failed' && flow.error_code === EXPIRED_ERROR) return { kind: 'expired' };
   if (flow.status !== 'pending') return { kind: 'gone' };
   const now = iso(ctx.clock.now());
   if (flow.expires_at <= now) {
@@ -136,6 +172,7 @@ async function claimFlow(ctx: ServiceContext, state: string): Promise<ClaimedFlo
     redirectUri: flow.redirect_uri,
     scopes: JSON.parse(flow.scopes) as string[],
     verifier: ctx.vault.open(flow.verifier, verifierAad(flow.id, flow.server_id)),
+    connectSessionId: flow.connect_session_id,
   };
 }
 
@@ -181,6 +218,7 @@ async function completeFlow(ctx: ServiceContext, flow: ClaimedFlow, tokens: Toke
       origin: { flowId: flow.id },
     });
     await ctx.store.flows.linkFlowCredential(flow.id, stored.credentialId);
+    if (flow.connectSessionId) await ctx.store.connectSessions.markConnected(flow.connectSessionId, now);
     return stored;
   });
 }
@@ -203,10 +241,10 @@ function isMalformedCallback(query: URLSearchParams): boolean {
  * GET /oauth/callback. Nothing is stored unless the exchange succeeded; a failure changes only the
  * flow's status. The replaced credential, if any, is revoked at the provider once the new one is saved.
  */
-export async function handleCallback(ctx: ServiceContext, query: URLSearchParams): Promise<CallbackOutcome> {
+export async function handleCallback(ctx: ServiceContext, query: URLSearchParams, browser: { nonce?: string } = {}): Promise<CallbackOutcome> {
   // Without a state the request names no flow at all: that stays the "unknown" answer.
   if (query.has('state') && isMalformedCallback(query)) return { kind: 'malformed' };
-  const claim = await claimFlow(ctx, query.get('state') ?? '');
+  const claim = await claimFlow(ctx, query.get('state') ?? '', browser.nonce);
   if ('kind' in claim) return claim;
   const flow = claim;
   const settings = await oauthClientSettings(ctx, flow.serverId, flow.provider);

@@ -53,6 +53,8 @@ export function standardSweeps(options: { auditRetentionDays: number | null }): 
   const sweeps = [
     expiredRows({ name: 'static_form_sessions', table: 'static_form_sessions', column: 'expires_at', keepSeconds: ENDED_LINK_KEEP_SECONDS }),
     expiredRows({ name: 'oauth_flows', table: 'oauth_flows', column: 'expires_at', keepSeconds: ENDED_LINK_KEEP_SECONDS }),
+    // An expired Connect page link still answers 410 for a week; its flows are swept on their own expiry.
+    expiredRows({ name: 'connect_sessions', table: 'connect_sessions', column: 'expires_at', keepSeconds: ENDED_LINK_KEEP_SECONDS }),
     expiredRows({ name: 'dashboard_sessions', table: 'dashboard_sessions', column: 'expires_at', keepSeconds: 0 }),
     expiredRows({ name: 'server_keys', table: 'server_keys', column: 'expires_at', keepSeconds: ROTATED_KEY_KEEP_SECONDS }),
     expiredRows({ name: 'idempotency_records', table: 'idempotency_records', column: 'expires_at', keepSeconds: 0, key: ['server_id', 'idempotency_key'] }),

@@ -32,6 +32,8 @@ export const LEAST_ROLE = {
   'servers.mode': 'admin',
   'server_keys.rotate': 'admin',
   'servers.secrets_readable': 'admin',
+  /** A server's branding: the name, colour and logo its end users see (CONTRACT 10). */
+  'servers.branding': 'admin',
   'team.invite': 'admin',
   'team.change_roles': 'admin',
   'team.remove': 'admin',

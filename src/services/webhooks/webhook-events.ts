@@ -3,7 +3,9 @@
  * one message per endpoint of the server that subscribes to the event's type. A change rolled back
  * takes its messages with it; a change committed has them stored before anyone is told it happened.
  *
- * Bodies carry ids, slugs, statuses and times, never a secret, a token or a typed value.
+ * Bodies carry ids, slugs, statuses and times, never a secret, a token or a typed value. An event
+ * about a member also carries its profile, `data.endUser` (CONTRACT 10): its display name, email and
+ * tags, as the member has them when the event is written.
  */
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { newId } from '../../primitives/ids.js';
@@ -74,6 +76,37 @@ export function lastCheckOf(row: Pick<CredentialRow, 'last_check_at' | 'last_che
   return row.last_check_at !== null && row.last_check_outcome !== null ? { at: row.last_check_at, outcome: row.last_check_outcome } : null;
 }
 
+/** A member's profile as events, the list and the read show it (CONTRACT 10): null and {} where unset. */
+export interface EventEndUser {
+  displayName: string | null;
+  email: string | null;
+  tags: Record<string, string>;
+}
+
+/**
+ * The profile of a member's row (audience_members: display_name, email, and tags as a JSON object),
+ * or of no row at all (a flow that failed before its member was made): every field unset. Declared
+ * here with the event, so the webhooks depend on no other domain's services.
+ */
+export function endUserOf(row: { display_name: string | null; email: string | null; tags: string | null } | undefined): EventEndUser {
+  return { displayName: row?.display_name ?? null, email: row?.email ?? null, tags: row?.tags ? (JSON.parse(row.tags) as Record<string, string>) : {} };
+}
+
+/** The member's profile for an event's `data.endUser`, read on the caller's transaction. */
+export async function eventEndUser(ctx: ServiceContext, serverId: string, externalUserId: string): Promise<EventEndUser> {
+  return endUserOf(await ctx.store.audience.profileOf(serverId, externalUserId));
+}
+
+/**
+ * The event's data with the member's profile: an event about a member (one whose data names an
+ * externalUserId) that does not carry `endUser` yet gets it from the member's row.
+ */
+async function withEndUser(ctx: ServiceContext, event: WebhookEvent): Promise<WebhookEvent> {
+  const { externalUserId } = event.data;
+  if (typeof externalUserId !== 'string' || 'endUser' in event.data) return event;
+  return { ...event, data: { ...event.data, endUser: await eventEndUser(ctx, event.serverId, externalUserId) } };
+}
+
 /** The body sent, byte for byte: what the signature covers. */
 function body(event: WebhookEvent): string {
   const timestamp = event.at.replace(/\.\d{3}Z$/, 'Z');
@@ -94,7 +127,7 @@ export async function recordEvent(ctx: ServiceContext, event: WebhookEvent, opti
   const endpoints = await ctx.store.webhooks.subscribersOf(event.serverId);
   const subscribed = endpoints.filter((endpoint) => subscribes(endpoint.events, event.type));
   if (subscribed.length === 0) return [];
-  const payload = body(event);
+  const payload = body(await withEndUser(ctx, event));
   const now = ctx.clock.now();
   const due = iso(addSeconds(now, options.holdSeconds ?? 0));
   const messages = subscribed.map((endpoint) => ({
@@ -118,7 +151,7 @@ export async function recordEvent(ctx: ServiceContext, event: WebhookEvent, opti
 
 /** Sends held messages now, with the event as it ends up (their first attempt has not been made). */
 export async function releaseEvent(ctx: ServiceContext, messageIds: readonly string[], event: WebhookEvent): Promise<void> {
-  await ctx.store.webhooks.release(messageIds, body(event), iso(ctx.clock.now()));
+  await ctx.store.webhooks.release(messageIds, body(await withEndUser(ctx, event)), iso(ctx.clock.now()));
 }
 
 /**
@@ -135,9 +168,20 @@ export function revocationHoldSeconds(ctx: ServiceContext): number {
  */
 export async function recordRevocations(
   ctx: ServiceContext,
-  input: { serverId: string; externalUserId: string; rows: CredentialRow[]; at: string; reason: 'revoked' | 'replaced'; replacedBy?: string },
+  input: {
+    serverId: string;
+    externalUserId: string;
+    rows: CredentialRow[];
+    at: string;
+    reason: 'revoked' | 'replaced';
+    replacedBy?: string;
+    /** The member's profile where its row is gone already (a member removed with its credentials); else read from the row. */
+    endUser?: EventEndUser;
+  },
 ): Promise<RevocationEvents> {
   const held: HeldRevocation[] = [];
+  // Read now, on the change's transaction: a held event is released later, when the member may be gone.
+  const endUser = input.rows.length === 0 ? undefined : (input.endUser ?? (await eventEndUser(ctx, input.serverId, input.externalUserId)));
   for (const row of input.rows) {
     const event = (providerRevocation: ProviderRevocation): WebhookEvent => ({
       type: 'credential.revoked',
@@ -149,6 +193,7 @@ export async function recordRevocations(
         reason: input.reason,
         ...(input.replacedBy ? { replacedBy: input.replacedBy } : {}),
         providerRevocation,
+        endUser,
       },
     });
     if (row.type === 'static') {

@@ -1,0 +1,60 @@
+/**
+ * Connect sessions (CONTRACT 10): the Connect page's link (a digest of its token), the first
+ * connection made through it, and the flows its page started, as the page shows their outcome.
+ */
+import type { Insertable, Selectable } from 'kysely';
+import { Repository } from './repository.js';
+import type { ConnectSessionsTable, OAuthFlowsTable } from './schema.js';
+
+/** A session as its page needs it, with the account of its server. */
+export type ConnectSessionRow = Selectable<ConnectSessionsTable> & { account_id: string };
+
+/** A flow the page started, as the page tells its outcome. */
+export type SessionFlowRow = Pick<Selectable<OAuthFlowsTable>, 'id' | 'provider' | 'status' | 'error_code' | 'credential_id' | 'connect_popup'>;
+
+export class ConnectSessionsRepository extends Repository {
+  async add(row: Insertable<ConnectSessionsTable>): Promise<void> {
+    await this.db.insertInto('connect_sessions').values(row).execute();
+  }
+
+  async byToken(tokenDigest: string): Promise<ConnectSessionRow | undefined> {
+    return this.db
+      .selectFrom('connect_sessions as c')
+      .innerJoin('servers as s', 's.id', 'c.server_id')
+      .selectAll('c')
+      .select('s.account_id')
+      .where('c.token_digest', '=', tokenDigest)
+      .executeTakeFirst();
+  }
+
+  /** The token digest of a session: what the OAuth callback checks the way back to its page against. */
+  async tokenDigest(id: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('connect_sessions').select('token_digest').where('id', '=', id).executeTakeFirst();
+    return row?.token_digest;
+  }
+
+  /** The member a session is for, with the display name the page greets them by; undefined before they exist. */
+  async memberOf(serverId: string, externalUserId: string): Promise<{ id: string; display_name: string | null } | undefined> {
+    return this.db
+      .selectFrom('audience_members')
+      .select(['id', 'display_name'])
+      .where('server_id', '=', serverId)
+      .where('external_user_id', '=', externalUserId)
+      .executeTakeFirst();
+  }
+
+  /** Records the session's first connection; a later one leaves the time as it was. */
+  async markConnected(id: string, at: string): Promise<void> {
+    await this.db.updateTable('connect_sessions').set({ connected_at: at }).where('id', '=', id).where('connected_at', 'is', null).execute();
+  }
+
+  /** One flow of the session's page; undefined for a flow of another session (or none). */
+  async flowOfSession(flowId: string, sessionId: string): Promise<SessionFlowRow | undefined> {
+    return this.db
+      .selectFrom('oauth_flows')
+      .select(['id', 'provider', 'status', 'error_code', 'credential_id', 'connect_popup'])
+      .where('id', '=', flowId)
+      .where('connect_session_id', '=', sessionId)
+      .executeTakeFirst();
+  }
+}
