@@ -43,6 +43,20 @@ export class ConnectSessionsRepository extends Repository {
       .executeTakeFirst();
   }
 
+  /**
+   * Ends the member's open sessions at `at`, already noticed (DELETE /v1/end-users without a provider:
+   * the member left the audience on purpose, and a link to their page must not bring them back).
+   */
+  async endOpenOf(serverId: string, externalUserId: string, at: string): Promise<void> {
+    await this.db
+      .updateTable('connect_sessions')
+      .set({ expires_at: at, expiry_notified_at: at })
+      .where('server_id', '=', serverId)
+      .where('external_user_id', '=', externalUserId)
+      .where('expires_at', '>', at)
+      .execute();
+  }
+
   /** Records the session's first connection; a later one leaves the time as it was. */
   async markConnected(id: string, at: string): Promise<void> {
     await this.db.updateTable('connect_sessions').set({ connected_at: at }).where('id', '=', id).where('connected_at', 'is', null).execute();

@@ -139,6 +139,7 @@ describe.each(ENGINES)('connect sessions on %s', (engine) => {
       'https://app.example?x=1',
       'http://app.example',
       'http://127.0.0.1:3000',
+      'http://localhost',
       'https://APP.example',
       'https://app.example:443',
       'https://user@app.example',
@@ -387,7 +388,9 @@ describe.each(ENGINES)('connect sessions on %s', (engine) => {
       expect(Object.fromEntries(landed.searchParams)).toEqual({ status: 'success', sessionId: session.id, provider: 'openai' });
 
       // In connect.js's popup the page stays, and tells the opener instead.
-      await browser.post(`${path}/disconnect/openai`, fields);
+      const disconnected = await browser.post(`${path}/disconnect/openai`, fields);
+      expect(disconnected.statusCode, disconnected.body).toBeLessThan(400);
+      expect((await member(externalUserId)).json().credentials).toEqual([]);
       const inPopup = await browser.post(`${path}/connect/openai`, { ...fields, popup: '1', apiKey: OPENAI_KEY });
       expect(inPopup.statusCode).toBe(200);
       expect(pageData(inPopup.body)).toMatchObject({ popup: true, events: [{ type: 'connected', provider: 'openai' }] });
@@ -478,6 +481,20 @@ describe.each(ENGINES)('connect sessions on %s', (engine) => {
       const { response } = await o.connect(uid('u_api'), { redirectUri: APP_REDIRECT });
       expect(response.statusCode).toBe(303);
       expect(new URL(String(response.headers.location)).searchParams.get('status')).toBe('success');
+    });
+
+    it('ends the member’s open sessions when the member is removed: the link answers 410 and brings nobody back', async () => {
+      const externalUserId = uid('u_removed');
+      const session = await createSession(o.t.app, h, { externalUserId, providers: ['openai'] });
+      const other = await createSession(o.t.app, h, { externalUserId: uid('u_kept'), providers: ['openai'] });
+      const browser = new DashboardClient(o.t.app);
+      expect((await browser.get(pagePath(session))).statusCode).toBe(200);
+      const removed = await o.t.app.inject({ method: 'DELETE', url: `/v1/end-users/${encodeURIComponent(externalUserId)}`, headers: h });
+      expect(removed.statusCode, removed.body).toBe(200);
+      expect((await browser.get(pagePath(session))).statusCode).toBe(410);
+      expect((await member(externalUserId)).statusCode).toBe(404);
+      // Another member's session is untouched.
+      expect((await new DashboardClient(o.t.app).get(pagePath(other))).statusCode).toBe(200);
     });
   });
 });

@@ -134,6 +134,31 @@ export const BAD_LOGOS: { name: string; bytes: Buffer; message: RegExp }[] = [
     bytes: Buffer.from(svg('<a><set attributeName="href" to="javascript:alert(1)"/></a>')),
     message: /a link \(<a>\)/,
   },
+  {
+    name: 'an SVG with <set> alone',
+    bytes: Buffer.from(svg('<rect width="1" height="1"><set attributeName="fill" to="red"/></rect>')),
+    message: /an animation \(<set>\)/,
+  },
+  {
+    name: 'an SVG with image-set() in a presentation attribute',
+    bytes: Buffer.from(svg(`<rect width="1" height="1" mask="image-set('https://evil.example/x.png' 1x)"/>`)),
+    message: /a CSS function in the mask attribute of <rect> that can load another file/,
+  },
+  {
+    name: 'an SVG with a CSS-escaped url( in fill',
+    bytes: Buffer.from(svg('<rect width="1" height="1" fill="\\75 rl(https://evil.example/p.svg#p)"/>')),
+    message: /CSS escapes \(\\\) in the fill attribute of <rect>/,
+  },
+  {
+    name: 'an SVG with a CSS-escaped url( in mask',
+    bytes: Buffer.from(svg('<rect width="1" height="1" mask="\\75 rl(https://evil.example/m.svg#m)"/>')),
+    message: /CSS escapes/,
+  },
+  {
+    name: 'an SVG with url() to a data: URI in fill',
+    bytes: Buffer.from(svg('<rect width="1" height="1" fill="url(data:image/svg+xml;base64,PHN2Zy8+)"/>')),
+    message: /url\(…\) in the fill attribute of <rect> pointing outside the SVG/,
+  },
   { name: 'a PNG cut short', bytes: pngLogo().subarray(0, 60), message: /^the PNG is damaged or cut short/ },
   {
     name: 'a PNG declaring 100000×100000 pixels',

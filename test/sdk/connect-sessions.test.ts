@@ -43,7 +43,7 @@ describe('createConnectSession', () => {
     expect(text).toContain('<h2>Acme</h2>');
     // The end user is made with the name and email given.
     const member = await keyward.getEndUser('auth0|sdk ü');
-    expect(member).toMatchObject({ externalUserId: 'auth0|sdk ü', credentials: [] });
+    expect(member).toMatchObject({ externalUserId: 'auth0|sdk ü', displayName: 'Sdk User', email: 'sdk@example.test', credentials: [] });
   });
 
   it('sends an Idempotency-Key of its own and keeps it across a retry, so one session is made', async () => {

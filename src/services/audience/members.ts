@@ -249,6 +249,7 @@ export async function revokeMember(
     // each other in a cycle. One that completed first is then erased with the rest; one that had not
     // finds itself cancelled.
     await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
+    if (!input.provider) await ctx.store.connectSessions.endOpenOf(input.serverId, input.externalUserId, now);
     const member = await ctx.store.audience.lockedProfile(input.serverId, input.externalUserId);
     if (member === undefined) throw endUserNotFound();
     const memberId = member.id;

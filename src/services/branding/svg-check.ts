@@ -5,8 +5,9 @@
  * no `foreignObject`, no `image`, no animation, no `on…` handler); comments and CDATA; the XML
  * declaration and no other processing instruction; no DOCTYPE, so no entity but XML's five and
  * character references. References must stay inside the document: `href` and `xlink:href` only to
- * `#id`, `url(…)` only to `#id`, and no `@import` or other CSS that loads a file. Values are checked
- * after their character references are decoded, so `&#104;ttp:` is `http:` here as in a browser.
+ * `#id`, `url(…)` only to `#id`, and no `@import`, CSS escape or other CSS that loads a file, in
+ * `style` and in every presentation attribute alike. Values are checked after their character
+ * references are decoded, so `&#104;ttp:` is `http:` here as in a browser.
  */
 import { invalid } from '../domain-error.js';
 
@@ -130,8 +131,9 @@ function checkAttributes(element: string, attributes: Attribute[]): void {
     if (!ATTRIBUTES.has(name) && !/^data-[a-z0-9-]+$/.test(name)) {
       throw refuseSvg(`an attribute Keyward does not accept in a logo (${name} on <${element}>); save it as a plain SVG`);
     }
-    if (name === 'style') checkCss(value, where);
-    else checkUrls(value, where);
+    // Presentation attributes (fill, mask, filter…) are CSS values as much as style is: CSS escapes and
+    // image-set() load files from them too.
+    checkCss(value, where);
   }
 }
 

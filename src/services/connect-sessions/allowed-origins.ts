@@ -1,6 +1,6 @@
 /**
  * The origins a connect session's page may post its events to (CONTRACT 10): `https://` origins, and
- * `http://localhost` (with a port or not) for development. An origin is written as a browser
+ * `http://localhost:PORT` for development (CONTRACT 10 names the port). An origin is written as a browser
  * serialises one: scheme://host[:port], lower case, no default port, no path, no trailing slash; so
  * what is stored is exactly what the page compares with postMessage's targetOrigin.
  */
@@ -21,8 +21,9 @@ function originProblem(value: string): string | null {
   } catch {
     return RULE;
   }
-  if (url.protocol === 'http:' && url.hostname !== 'localhost') return 'must use https:// (http:// is allowed for localhost only)';
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must use https:// (http:// is allowed for localhost only)';
+  const httpsOnly = 'must use https:// (http:// is allowed for localhost with a port only)';
+  if (url.protocol === 'http:' && (url.hostname !== 'localhost' || url.port === '')) return httpsOnly;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return httpsOnly;
   return url.origin === value ? null : RULE;
 }
 

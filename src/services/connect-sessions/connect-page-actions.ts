@@ -21,13 +21,18 @@ export const PAGE_FLOW_SECONDS = 600;
 /** The actor of what an end user does on a session's page, as the audit trail names it. */
 const pageActor = (session: ConnectSession) => `end_user:${session.id}`;
 
-/** Starts an OAuth flow for the session's member, bound to the browser whose nonce cookie is `browserNonce`. */
+/**
+ * Starts an OAuth flow for the session's member, bound to the browser whose nonce cookie is `browserNonce`.
+ * The flow ends no later than its session: one finishing after the session's expiry notice went out
+ * would connect through a session already reported as one nobody finished.
+ */
 export async function startPageFlow(ctx: ServiceContext, session: ConnectSession, slug: string, browser: { nonce: string; popup: boolean }) {
+  const sessionLeft = Math.floor((Date.parse(session.expiresAt) - ctx.clock.now().getTime()) / 1000);
   return startFlow(ctx, {
     serverId: session.serverId,
     slug,
     externalUserId: session.externalUserId,
-    expiresIn: PAGE_FLOW_SECONDS,
+    expiresIn: Math.max(1, Math.min(PAGE_FLOW_SECONDS, sessionLeft)),
     connectPage: { sessionId: session.id, browserBinding: sha256Hex(browser.nonce), popup: browser.popup },
   });
 }

@@ -17,7 +17,7 @@ export interface ExpiringKind {
   expired(ctx: ServiceContext, floor: string, cutoff: string, after: DuePosition | null, limit: number): Promise<ExpiredRow[]>;
   /**
    * Marks one as notified with a guarded UPDATE (only if still pending, unnotified and expired at
-   * `now`), so nothing can finish it afterwards; false where it left that state first.
+   * `now`), so no flow or form can finish afterwards; false where it left that state first.
    */
   mark(ctx: ServiceContext, id: string, now: string): Promise<boolean>;
 }

@@ -11,7 +11,9 @@
  * in one transaction, marks the row with a guarded UPDATE and writes the event to the outbox. The
  * guard, not the lease, is what makes a notice single: two nodes, or the end user finishing at the
  * last moment, meet on the row, and only the first to change it goes on (a flow completed or a form
- * used is not notified; a notified one can no longer complete).
+ * used is not notified; a notified flow or form can no longer complete). A Connect session is the
+ * exception: its page's flows end no later than it does (connect-page-actions.ts), but a static
+ * connection whose provider check began before the expiry may still be stored just after the notice.
  *
  * A flow or form already ended when it expires (completed, failed, cancelled by a revocation) is not
  * notified: its outcome was told, or asked for, already. One whose callback arrives after its expiry
@@ -42,10 +44,12 @@ export const NOTICE_WINDOW_SECONDS = 24 * 3600;
 /** The jobs' names in job_leases: one per kind. */
 export const EXPIRY_NOTICES_JOB = 'expiry-notices';
 /**
- * A batch's worst case: its short transactions on a slow database, with room to spare. A batch that ran
- * over would let another node take the kind meanwhile: wasted reads, never a second notice (the guard).
+ * A batch's worst case (500 short transactions, 4 at a time), renewed before each batch. Short because a
+ * node that dies holding it keeps the others off until it lapses, and a notice is due within a minute
+ * of its expiry (CONTRACT 10): 30 s of lease and a run every 30 s. A batch that ran over would let
+ * another node take the kind meanwhile: wasted reads, never a second notice (the guard).
  */
-const LEASE_SECONDS = 120;
+const LEASE_SECONDS = 30;
 
 export type ExpiryNoticeLimits = BatchLimits;
 

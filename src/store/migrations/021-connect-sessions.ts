@@ -37,6 +37,8 @@ export function connectSessionsMigration() {
         .execute();
       await sql`create index connect_sessions_expiry_due on connect_sessions (expires_at, id)
         where connected_at is null and expiry_notified_at is null`.execute(db);
+      // A member's sessions, ended when the member is removed (2.7); the server's, when it is deleted.
+      await db.schema.createIndex('connect_sessions_member').on('connect_sessions').columns(['server_id', 'external_user_id']).execute();
 
       await db.schema.alterTable('oauth_flows').addColumn('connect_session_id', 'text').execute();
       await db.schema.alterTable('oauth_flows').addColumn('browser_binding', 'text').execute();
