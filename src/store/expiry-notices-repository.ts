@@ -37,14 +37,7 @@ function expiredBetween(floor: string, cutoff: string, after: DuePosition | null
 export class ExpiryNoticesRepository extends Repository {
   /** The pending flows that expired in (`floor`, `cutoff`], oldest expiry first, after `after`, at most `limit`. */
   expiredFlowsQuery(floor: string, cutoff: string, after: DuePosition | null, limit: number) {
-    return this.db
-      .selectFrom('oauth_flows')
-      .select(['id', 'server_id', 'external_user_id', 'provider', 'expires_at as due_at'])
-      .where(PENDING)
-      .where(expiredBetween(floor, cutoff, after))
-      .orderBy('expires_at')
-      .orderBy('id')
-      .limit(limit);
+    return this.#expiredPendingQuery('oauth_flows', floor, cutoff, after, limit);
   }
 
   expiredFlows(floor: string, cutoff: string, after: DuePosition | null, limit: number): Promise<ExpiredRow[]> {
@@ -68,8 +61,13 @@ export class ExpiryNoticesRepository extends Repository {
 
   /** The pending forms that expired in (`floor`, `cutoff`], oldest expiry first, after `after`, at most `limit`. */
   expiredFormsQuery(floor: string, cutoff: string, after: DuePosition | null, limit: number) {
+    return this.#expiredPendingQuery('static_form_sessions', floor, cutoff, after, limit);
+  }
+
+  /** Flows and forms alike: the same columns, the same `pending` status, a partial index of the same shape (migration 022). */
+  #expiredPendingQuery(table: 'oauth_flows' | 'static_form_sessions', floor: string, cutoff: string, after: DuePosition | null, limit: number) {
     return this.db
-      .selectFrom('static_form_sessions')
+      .selectFrom(table as 'oauth_flows')
       .select(['id', 'server_id', 'external_user_id', 'provider', 'expires_at as due_at'])
       .where(PENDING)
       .where(expiredBetween(floor, cutoff, after))
