@@ -105,6 +105,10 @@ describe.skipIf(!chromiumAvailable())('the Connect page and connect.js in Chromi
       page.waitForRequest((request) => request.url().startsWith(o.as.authorizationUrl)),
       page.locator('#provider-acme').getByRole('button', { name: 'Connect' }).click(),
     ]);
+    // The browser is still being redirected to the authorization server's consent page; going to the
+    // callback before it lands there races that redirect (Chromium drops one of the two navigations).
+    const authorizationOrigin = new URL(o.as.authorizationUrl).origin;
+    await page.waitForURL((url) => url.origin === authorizationOrigin && url.pathname.startsWith('/interaction/'));
     const back = await o.as.approve(authorization.url());
     await page.goto(back.href);
   }
