@@ -4,18 +4,21 @@
  * KEYWARD_ALLOW_PRIVATE_URLS allows (the test app's default): an admin connects the provider on Team →
  * "Single sign-on"; a new person of the allowed domain uses "Sign in with SSO", signs in at the
  * provider and lands in the dashboard, joined as the default role; the same person signs in again as
- * the same user; an email of a domain no account allows is refused; "Require SSO" turns the password
- * off for a non-owner and not for an owner. Every control is found by its visible name, and no page
- * reports a CSP violation. Screenshots go to test-output/screenshots (not committed).
+ * the same user; the provider's token response carrying a forged, an expired or another client's ID
+ * token (spoiled on its way out, the provider itself unchanged) is refused with Keyward's 400 page,
+ * and leaves no session, no user and no audit event; an email of a domain no account allows is
+ * refused; "Require SSO" turns the password off for a non-owner and not for an owner. Every control
+ * is found by its visible name, and no page reports a CSP violation. Screenshots go to test-output/screenshots (not committed).
  */
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_COOKIE } from '../../src/dashboard/auth-routes.js';
 import { newId } from '../../src/primitives/ids.js';
 import { createAccount } from '../../src/services/users/accounts.js';
 import { hashPassword } from '../../src/services/users/passwords.js';
 import { chromiumAvailable, launchChromium } from '../helpers/browser.js';
-import { type SsoIdentityProvider, startSsoIdentityProvider } from '../helpers/sso-identity-provider.js';
+import { OTHER_CLIENT_ID, type SpoiledIdToken, type SsoIdentityProvider, startSsoIdentityProvider } from '../helpers/sso-identity-provider.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const SCREENSHOTS = 'test-output/screenshots';
@@ -94,6 +97,15 @@ describe.skipIf(!chromiumAvailable())('single sign-on in Chromium', () => {
 
   const userRow = (email: string) => t.ctx.store.db.selectFrom('account_users').selectAll().where('email', '=', email).executeTakeFirst();
 
+  /** What a refused sign-in must leave as it was: the account's users and audit events, and every session. */
+  const traces = async () => ({
+    users: (await t.ctx.store.db.selectFrom('account_users').select('id').where('account_id', '=', accountId).execute()).map((row) => row.id),
+    sessions: (await t.ctx.store.db.selectFrom('dashboard_sessions').select('id').execute()).length,
+    audit: (await t.ctx.store.db.selectFrom('audit_events').select(['id', 'action']).where('account_id', '=', accountId).orderBy('id').execute()).map(
+      (event) => `${event.id} ${event.action}`,
+    ),
+  });
+
   it('lets an admin connect the provider on Team → Single sign-on', async () => {
     const page = await freshPage();
     await signInWithPassword(page, ADMIN);
@@ -139,6 +151,79 @@ describe.skipIf(!chromiumAvailable())('single sign-on in Chromium', () => {
     expect((await t.ctx.store.db.selectFrom('account_users').select('id').where('account_id', '=', accountId).execute()).length).toBe(users);
     await again.context().close();
   });
+
+  const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+
+  /** Each bad ID token, how the provider's answer was spoiled, and Keyward's whole sentence for it (services/sso/sso-provider.ts). */
+  const badIdTokens: {
+    how: SpoiledIdToken;
+    what: string;
+    signedByProvider: boolean;
+    spoiledAs: (claims: Record<string, unknown>) => boolean;
+    refusal: string;
+  }[] = [
+    {
+      how: 'forged',
+      what: 'a forged ID token (its payload names another person under the provider’s signature)',
+      signedByProvider: false,
+      spoiledAs: (claims) => claims.email === 'forged.victim@acme-sso.example',
+      refusal: "The ID token from your identity provider was refused: its signature does not verify with the provider's published keys. Nobody was signed in.",
+    },
+    {
+      how: 'expired',
+      what: 'an expired ID token the provider signed',
+      signedByProvider: true,
+      // An hour past: well beyond the clock tolerance of the library (30 s).
+      spoiledAs: (claims) => (claims.exp as number) < Date.now() / 1000 - 3000,
+      refusal: 'The ID token from your identity provider was refused: it has expired. Nobody was signed in.',
+    },
+    {
+      how: 'wrongAudience',
+      what: 'an ID token the provider signed for another client',
+      signedByProvider: true,
+      spoiledAs: (claims) => claims.aud === OTHER_CLIENT_ID,
+      refusal:
+        'The ID token from your identity provider was refused: it was issued for another application (its audience is not this client id). Nobody was signed in.',
+    },
+  ];
+  for (const bad of badIdTokens) {
+    it(`refuses ${bad.what}: the 400 page, no session, nobody joined, nothing recorded`, async () => {
+      // A person nobody has seen: without the spoiled token this sign-in would join them (the test above).
+      const email = `refused.${bad.how.toLowerCase()}@acme-sso.example`;
+      const forgedEmail = 'forged.victim@acme-sso.example';
+      expect(await userRow(email)).toBeUndefined();
+      const before = await traces();
+
+      const page = await freshPage();
+      await signInWithSso(page, email);
+      idp.spoilNextIdToken(bad.how, { forgedEmail });
+      const callback = page.waitForResponse((response) => response.url().startsWith(`${base}/dashboard/sso/callback`));
+      await finishAtProvider(page, email);
+      expect((await callback).status()).toBe(400);
+      await page.getByRole('heading', { name: 'Single sign-on failed', level: 1 }).waitFor();
+      expect(pathOf(page)).toBe('/dashboard/sso/callback');
+      expect(await page.getByText(bad.refusal, { exact: true }).count()).toBe(1);
+      await page.screenshot({ path: `${SCREENSHOTS}/sso-refused-${bad.how}.png`, fullPage: true });
+
+      // The provider's token response did carry the bad token, this sign-in's, bad only as meant.
+      const { issued, sent } = idp.lastIdToken!;
+      expect(claimsOf(issued)).toMatchObject({ email, sub: idp.subjectOf(email), aud: idp.clientId });
+      expect(await idp.verifiesWithPublishedKeys(issued)).toBe(true);
+      expect(bad.spoiledAs(claimsOf(sent))).toBe(true);
+      expect(await idp.verifiesWithPublishedKeys(sent)).toBe(bad.signedByProvider);
+
+      // No session in this browser, and the dashboard sends it to sign in.
+      expect((await page.context().cookies()).map((cookie) => cookie.name)).not.toContain(SESSION_COOKIE);
+      await page.goto(`${base}/dashboard/servers`);
+      expect(pathOf(page)).toBe('/dashboard/sign-in');
+      // Nobody joined (neither the person nor whom a forged token names), no session anywhere, and no
+      // audit event: a refused callback records nothing (services/sso/sso-login.ts).
+      expect(await userRow(email)).toBeUndefined();
+      expect(await userRow(forgedEmail)).toBeUndefined();
+      expect(await traces()).toEqual(before);
+      await page.context().close();
+    });
+  }
 
   it('refuses an email of a domain no account allows, and sends it nowhere', async () => {
     const page = await freshPage();
