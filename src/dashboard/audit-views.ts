@@ -139,6 +139,7 @@ function describe(event: EventRow, providerName: (slug: string) => string): Safe
     case 'user.signed_in':
       return html`Signed in on ${text('device') || 'an unknown device'} from ${text('address')}`;
     case 'user.sign_in_failed':
+      if (d.failure === 'sso_refused') return html`Single sign-on refused a sign-in from ${text('address')}: ${text('reason')}`;
       return html`Failed to sign in as ${text('email')} from ${text('address')}: ${signInFailure(text('failure'))}`;
     case 'session.ended':
       return html`Signed out a session on ${text('device') || 'an unknown device'} from ${text('address')}`;

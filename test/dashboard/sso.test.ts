@@ -236,8 +236,32 @@ describe.each(ENGINES)('single sign-on on %s', (engine) => {
       expect(client.cookies.has('keyward_sso')).toBe(false);
       expect(await counts()).toEqual(before);
       expect(await userOf('grace@sso.example')).toBeUndefined();
+      // The failed sign-in is recorded in the account, with the sentence shown and no email.
+      const last = await t.ctx.store.db
+        .selectFrom('audit_events')
+        .select(['actor', 'action', 'detail'])
+        .where('account_id', '=', accountId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
+      expect({ ...last, detail: JSON.parse(last.detail) }).toEqual({
+        actor: 'browser',
+        action: 'user.sign_in_failed',
+        detail: { address: '127.0.0.1', failure: 'sso_refused', reason: expect.stringContaining(sentence) },
+      });
     });
   }
+
+  it('shows a refused single sign-on on the Audit page', async () => {
+    idp.email = 'grace@sso.example';
+    idp.idToken = { claims: { exp: Math.floor(t.clock.now().getTime() / 1000) - 600 } };
+    expectFailedPage((await signInThroughSso('grace@sso.example')).callback, 'it has expired');
+    const owner = new DashboardClient(t.app);
+    expect((await owner.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: ownerEmail, password: PASSWORD })).statusCode).toBe(303);
+    expect(visible((await owner.get('/dashboard/audit')).body, ' ')).toContain(
+      'A browser Single sign-on refused a sign-in from 127.0.0.1: The ID token from your identity provider was refused: it has expired. Nobody was signed in.',
+    );
+  });
 
   it('refuses a callback without this browser’s sign-in, with another state, and the provider’s error without its words', async () => {
     const started = await startSso(new DashboardClient(t.app), 'ada@sso.example');

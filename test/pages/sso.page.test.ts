@@ -6,7 +6,7 @@
  * provider and lands in the dashboard, joined as the default role; the same person signs in again as
  * the same user; the provider's token response carrying a forged, an expired or another client's ID
  * token (spoiled on its way out, the provider itself unchanged) is refused with Keyward's 400 page,
- * and leaves no session, no user and no audit event; an email of a domain no account allows is
+ * and leaves no session and no user, and one audit event of the failed sign-in; an email of a domain no account allows is
  * refused; "Require SSO" turns the password off for a non-owner and not for an owner. Every control
  * is found by its visible name, and no page reports a CSP violation. Screenshots go to test-output/screenshots (not committed).
  */
@@ -97,7 +97,7 @@ describe.skipIf(!chromiumAvailable())('single sign-on in Chromium', () => {
 
   const userRow = (email: string) => t.ctx.store.db.selectFrom('account_users').selectAll().where('email', '=', email).executeTakeFirst();
 
-  /** What a refused sign-in must leave as it was: the account's users and audit events, and every session. */
+  /** What a refused sign-in must leave as it was (the account's users, every session) and what it adds to (the account's audit events). */
   const traces = async () => ({
     users: (await t.ctx.store.db.selectFrom('account_users').select('id').where('account_id', '=', accountId).execute()).map((row) => row.id),
     sessions: (await t.ctx.store.db.selectFrom('dashboard_sessions').select('id').execute()).length,
@@ -187,7 +187,7 @@ describe.skipIf(!chromiumAvailable())('single sign-on in Chromium', () => {
     },
   ];
   for (const bad of badIdTokens) {
-    it(`refuses ${bad.what}: the 400 page, no session, nobody joined, nothing recorded`, async () => {
+    it(`refuses ${bad.what}: the 400 page, no session, nobody joined, the failed sign-in recorded`, async () => {
       // A person nobody has seen: without the spoiled token this sign-in would join them (the test above).
       const email = `refused.${bad.how.toLowerCase()}@acme-sso.example`;
       const forgedEmail = 'forged.victim@acme-sso.example';
@@ -216,11 +216,21 @@ describe.skipIf(!chromiumAvailable())('single sign-on in Chromium', () => {
       expect((await page.context().cookies()).map((cookie) => cookie.name)).not.toContain(SESSION_COOKIE);
       await page.goto(`${base}/dashboard/servers`);
       expect(pathOf(page)).toBe('/dashboard/sign-in');
-      // Nobody joined (neither the person nor whom a forged token names), no session anywhere, and no
-      // audit event: a refused callback records nothing (services/sso/sso-login.ts).
+      // Nobody joined (neither the person nor whom a forged token names), no session anywhere, and one
+      // audit event: the failed sign-in, with the sentence shown and no email (services/sso/sso-login.ts).
       expect(await userRow(email)).toBeUndefined();
       expect(await userRow(forgedEmail)).toBeUndefined();
-      expect(await traces()).toEqual(before);
+      const after = await traces();
+      expect({ ...after, audit: before.audit }).toEqual(before);
+      const recorded = await t.ctx.store.db
+        .selectFrom('audit_events')
+        .select(['actor', 'action', 'detail'])
+        .where('account_id', '=', accountId)
+        .where('id', 'not in', before.audit.length ? before.audit.map((line) => line.split(' ')[0]!) : [''])
+        .execute();
+      expect(recorded.map((event) => ({ ...event, detail: JSON.parse(event.detail) }))).toEqual([
+        { actor: 'browser', action: 'user.sign_in_failed', detail: { address: '127.0.0.1', failure: 'sso_refused', reason: bad.refusal } },
+      ]);
       await page.context().close();
     });
   }

@@ -16,10 +16,11 @@
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { sha256Hex } from '../../primitives/digest.js';
 import { isToken } from '../../primitives/random-tokens.js';
+import { recordAudit } from '../audit/audit.js';
 import type { ServiceContext } from '../context.js';
 import { openSsoClientSecret } from '../sealing/sso-client-secret.js';
 import { requireValidEmail } from '../users/accounts.js';
-import type { SessionDevice } from '../users/sessions.js';
+import type { SessionDevice, SignInFailure } from '../users/sessions.js';
 import {
   type AuthorizationSecrets,
   authorizationUrl,
@@ -171,7 +172,27 @@ export async function finishSsoSignIn(
         );
     return { ok: true, ...signedIn };
   } catch (error) {
-    if (error instanceof SsoCallbackError) return { ok: false, reason: error.reason };
-    throw error;
+    if (!(error instanceof SsoCallbackError)) throw error;
+    await recordRefusedSignIn(ctx, login.accountId, input.device, error.reason);
+    return { ok: false, reason: error.reason };
   }
+}
+
+/** Room enough for every refusal sentence of sso-provider.ts and sso-sign-in.ts; a provider's own error text is cut there. */
+const REASON_CHARACTERS = 400;
+
+/**
+ * A refused callback is a failed sign-in (CONTRACT 9): recorded in the account whose sign-in it was,
+ * with the sentence the person was shown. No email: an ID token that was refused names nobody Keyward
+ * trusts.
+ */
+async function recordRefusedSignIn(ctx: ServiceContext, accountId: string, device: SessionDevice, reason: string): Promise<void> {
+  await recordAudit(ctx, {
+    accountId,
+    actor: 'browser',
+    action: 'user.sign_in_failed',
+    targetId: accountId,
+    detail: { address: device.address, failure: 'sso_refused' satisfies SignInFailure, reason: reason.slice(0, REASON_CHARACTERS) },
+    at: iso(ctx.clock.now()),
+  });
 }

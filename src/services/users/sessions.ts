@@ -120,9 +120,10 @@ const DECOY_HASH = hashPassword(randomBytes(16).toString('hex'));
 
 /**
  * Why a sign-in failed, as its audit event says: a password checked and wrong, or not checked at all
- * (locked out); a one-time code wrong, used already, or not checked (locked out) at the second step.
+ * (locked out); a one-time code wrong, used already, or not checked (locked out) at the second step;
+ * a single sign-on callback refused (services/sso/sso-login.ts).
  */
-export type SignInFailure = 'wrong_password' | 'locked_out' | 'wrong_code' | 'reused_code' | 'code_locked_out';
+export type SignInFailure = 'wrong_password' | 'locked_out' | 'wrong_code' | 'reused_code' | 'code_locked_out' | 'sso_refused';
 
 /**
  * Records a failed sign-in in the account of the email's user, if it has one (never the password).
