@@ -14,11 +14,27 @@
  * onEvent gets { type: "connected" | "disconnected" | "error", provider, credentialId?, code? } for
  * each. Only messages from the Connect page's own origin and popup are taken, and the page sends them
  * only to the origins the session allows (allowedOrigins). No dependencies.
+ *
+ * A provider's sign-in page may send Cross-Origin-Opener-Policy (Google's and Microsoft's do): the
+ * browser then severs the popup from this page, which sees it closed while the end user is still at
+ * the provider, and hears nothing from it any more. So when the popup closes after the page said it
+ * was leaving for a provider, connect.js asks the page's status (GET {url}/status, about once a
+ * second, readable only from an allowed origin) until that flow ends, and resolves as above: at a
+ * connection; at a failure (told to onEvent at once) once about 10 s pass with no new attempt from the
+ * popup, which still shows the page; when nothing is pending any more (expired), or the status cannot
+ * be read. The cost: a popup the end user closes at the provider's page resolves only when that flow
+ * ends (within 10 minutes), and one closed after a failure there resolves about 10 s later.
  */
 (() => {
   const POPUP_NAME = 'keyward_connect';
   const WIDTH = 480;
   const HEIGHT = 720;
+  const EVENT_TYPES = ['connected', 'disconnected', 'error'];
+  const POLL_MS = 1000;
+  /** Status reads that may fail in a row (the network, a restarting node) before connect.js gives up. */
+  const MAX_MISSES = 3;
+  /** Reads (about 10 s) after a failure in which the end user may try again in the severed popup. */
+  const RETRY_READS = 10;
 
   function connect(url, options) {
     const onEvent = options && typeof options.onEvent === 'function' ? options.onEvent : () => {};
@@ -44,6 +60,8 @@
       }
       let ended = false;
       let lastError = null;
+      /** The last thing the popup said was that it left for a provider. */
+      let leaving = false;
       const finish = (result) => {
         if (ended) return;
         ended = true;
@@ -51,6 +69,7 @@
         clearInterval(watch);
         resolve(result);
       };
+      const closed = () => finish(lastError ? { status: 'error', code: lastError } : { status: 'closed' });
       const tell = (event) => {
         try {
           onEvent(event);
@@ -61,28 +80,78 @@
           });
         }
       };
+      const connected = (event) => {
+        tell(event);
+        finish({ status: 'connected', provider: event.provider, credentialId: event.credentialId });
+      };
       function onMessage(message) {
         if (message.origin !== target.origin || message.source !== popup) return;
         const data = message.data;
-        if (data?.keyward !== 'connect' || typeof data.type !== 'string' || typeof data.provider !== 'string') return;
+        if (data?.keyward !== 'connect' || typeof data.type !== 'string') return;
+        leaving = data.type === 'leaving';
+        // "shown" and "leaving" are connect.js's own: onEvent gets the page's events only.
+        if (!EVENT_TYPES.includes(data.type) || typeof data.provider !== 'string') return;
         const event = { type: data.type, provider: data.provider };
         if (typeof data.credentialId === 'string') event.credentialId = data.credentialId;
         if (typeof data.code === 'string') event.code = data.code;
-        tell(event);
         if (event.type === 'error') lastError = event.code || 'connection_failed';
-        if (event.type === 'connected') {
-          lastError = null;
-          try {
-            popup.close();
-          } catch {
-            // Already closing itself.
-          }
-          finish({ status: 'connected', provider: event.provider, credentialId: event.credentialId });
+        if (event.type !== 'connected') {
+          tell(event);
+          return;
         }
+        lastError = null;
+        try {
+          popup.close();
+        } catch {
+          // Already closing itself.
+        }
+        connected(event);
+      }
+      let misses = 0;
+      /** After a failure told: the reads left for the end user to try again in the popup; null before. */
+      let retryReads = null;
+      /** The popup's newest flow, read from the page's status until it ends (see the header). */
+      async function follow() {
+        let state = null;
+        try {
+          const response = await fetch(`${target.origin}${target.pathname}/status`, { mode: 'cors', credentials: 'omit' });
+          // An unknown or expired link (404, 410) will not change; anything else may be passing.
+          if (response.status === 404 || response.status === 410) return closed();
+          if (response.ok) state = await response.json();
+        } catch {
+          // Refused (an origin the session does not allow) or not reached.
+        }
+        if (ended) return;
+        const again = () => setTimeout(follow, POLL_MS);
+        if (!state || typeof state.status !== 'string') {
+          misses += 1;
+          return misses >= MAX_MISSES ? closed() : again();
+        }
+        misses = 0;
+        if (state.status === 'pending') {
+          retryReads = null;
+          return again();
+        }
+        if (state.status === 'connected') return connected({ type: 'connected', provider: state.provider, credentialId: state.credentialId });
+        if (state.status === 'failed') {
+          if (retryReads === null) {
+            lastError = state.code || 'connection_failed';
+            tell({ type: 'error', provider: state.provider, code: lastError });
+            retryReads = RETRY_READS;
+          }
+          if (retryReads > 0) {
+            retryReads -= 1;
+            return again();
+          }
+        }
+        closed();
       }
       window.addEventListener('message', onMessage);
       const watch = setInterval(() => {
-        if (popup.closed) finish(lastError ? { status: 'error', code: lastError } : { status: 'closed' });
+        if (!popup.closed) return;
+        if (!leaving) return closed();
+        clearInterval(watch);
+        follow();
       }, 300);
     });
   }

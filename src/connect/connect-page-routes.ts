@@ -2,18 +2,20 @@
  * The Connect page's routes (CONTRACT 10), on the scope of the /connect prefix (its form parser is the
  * hosted form's): GET /connect/s/{token} shows the page; POST …/connect/{provider} starts an OAuth
  * flow or stores a static provider's values; GET and POST …/disconnect/{provider} confirm and revoke;
- * GET …/done ends a session without a redirect URI. No keys: the token opens the page, a MAC of the
- * browser's nonce cookie guards every POST (CSRF, as the hosted form's), and an OAuth flow started here
- * is bound to that cookie (connect-page-cookies.ts).
+ * GET …/done ends a session without a redirect URI; GET …/status answers connect.js in JSON. No keys:
+ * the token opens the page, a MAC of the browser's nonce cookie guards every POST (CSRF, as the hosted
+ * form's), and an OAuth flow started here is bound to that cookie (connect-page-cookies.ts).
  *
  * After a connection the browser goes to the redirect URI (`status=success&sessionId=…&provider=…`)
  * where the session has one, unless the page runs in connect.js's popup: then it stays on the page,
- * whose script tells the opener and closes the popup.
+ * whose script tells the opener and closes the popup. A provider's page that sends
+ * Cross-Origin-Opener-Policy severs the popup from its opener, so nothing it says reaches the company's
+ * page any more: connect.js then reads how the popup's newest flow ended from …/status instead.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StaticProvider } from '../catalog/provider-definition.js';
 import { readBranding } from '../services/branding/branding.js';
-import { connectStaticOnPage, disconnectOnPage, pageFlowOutcome, startPageFlow } from '../services/connect-sessions/connect-page-actions.js';
+import { connectStaticOnPage, disconnectOnPage, pageFlowOutcome, popupFlowStatus, startPageFlow } from '../services/connect-sessions/connect-page-actions.js';
 import {
   type ConnectSession,
   connectPagePath,
@@ -224,5 +226,20 @@ export function registerConnectPageRoutes(scope: FastifyInstance, ctx: ServiceCo
     const session = await openSession(request as PageRequest, reply);
     if (!session) return reply;
     return reply.send(donePage(await readBranding(ctx, session.serverId)));
+  });
+
+  /**
+   * The newest flow the page started in connect.js's popup, for connect.js (assets/connect.js) once the
+   * popup is severed from it. JSON under the page's own headers (no-store); readable across origins by
+   * an origin the session allows only (no credentials: the token is the whole of what opens it), so a
+   * page on any other origin learns nothing, as it gets none of the page's messages.
+   */
+  scope.get<{ Params: Params }>('/s/:token/status', async (request, reply) => {
+    const session = await openSession(request as PageRequest, reply);
+    if (!session) return reply;
+    const origin = request.headers.origin;
+    reply.header('vary', 'Origin');
+    if (origin && session.allowedOrigins.includes(origin)) reply.header('access-control-allow-origin', origin);
+    return reply.type('application/json; charset=utf-8').send(await popupFlowStatus(ctx, session));
   });
 }

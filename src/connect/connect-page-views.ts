@@ -2,8 +2,9 @@
  * The Connect page (CONTRACT 10) and its few companions: the server's branding, "Connecting as …",
  * then each offered provider with its state for this end user and what can be done about it. Every
  * action is a plain form, so the page works without JavaScript; its one script (assets/connect-page.js,
- * from 'self' under the page's CSP) only posts the page's events to connect.js's opener and closes the
- * popup, reading what it needs from data attributes, never from inline script.
+ * from 'self' under the page's CSP) only posts the page's events to connect.js's opener (and that the
+ * popup leaves for a provider) and closes the popup, reading what it needs from data attributes, never
+ * from inline script.
  */
 import type { StaticProvider } from '../catalog/provider-definition.js';
 import type { Branding } from '../services/branding/branding.js';
@@ -77,10 +78,11 @@ function providerActions(view: ConnectPageView, offer: OfferedProvider): SafeHtm
     : '';
   // A connected provider is connected again (replacing its credential) only once it needs it.
   if (credential?.status === 'active') return disconnect;
+  // An OAuth provider's form is marked: the page's script tells connect.js when the popup leaves for it.
   const connect =
     provider.kind === 'static'
       ? staticForm(view, provider)
-      : html`<form method="post" action="${view.base}/connect/${provider.slug}">${hiddenFields(view)}<button type="submit">Connect</button></form>`;
+      : html`<form method="post" action="${view.base}/connect/${provider.slug}" data-keyward-oauth="${provider.slug}">${hiddenFields(view)}<button type="submit">Connect</button></form>`;
   return html`${connect}${disconnect}`;
 }
 

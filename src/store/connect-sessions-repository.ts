@@ -1,6 +1,7 @@
 /**
  * Connect sessions (CONTRACT 10): the Connect page's link (a digest of its token), the first
- * connection made through it, and the flows its page started, as the page shows their outcome.
+ * connection made through it, and the flows its page started, as the page shows their outcome (and
+ * its status answer, the newest one started in connect.js's popup).
  */
 import type { Insertable, Selectable } from 'kysely';
 import { Repository } from './repository.js';
@@ -11,6 +12,9 @@ export type ConnectSessionRow = Selectable<ConnectSessionsTable> & { account_id:
 
 /** A flow the page started, as the page tells its outcome. */
 export type SessionFlowRow = Pick<Selectable<OAuthFlowsTable>, 'id' | 'provider' | 'status' | 'error_code' | 'credential_id' | 'connect_popup'>;
+
+/** The newest flow a session's page started in connect.js's popup, as its status answer tells it. */
+export type PopupFlowRow = Pick<Selectable<OAuthFlowsTable>, 'provider' | 'status' | 'error_code' | 'credential_id' | 'expires_at'>;
 
 export class ConnectSessionsRepository extends Repository {
   async add(row: Insertable<ConnectSessionsTable>): Promise<void> {
@@ -70,5 +74,22 @@ export class ConnectSessionsRepository extends Repository {
       .where('id', '=', flowId)
       .where('connect_session_id', '=', sessionId)
       .executeTakeFirst();
+  }
+
+  /** One range of oauth_flows_connect_session (migration 023) read backwards from the session's newest flow. */
+  newestPopupFlowQuery(sessionId: string) {
+    return this.db
+      .selectFrom('oauth_flows')
+      .select(['provider', 'status', 'error_code', 'credential_id', 'expires_at'])
+      .where('connect_session_id', '=', sessionId)
+      .where('connect_popup', '=', 1)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1);
+  }
+
+  /** The newest flow the session's page started in connect.js's popup; undefined where it started none. */
+  newestPopupFlow(sessionId: string): Promise<PopupFlowRow | undefined> {
+    return this.newestPopupFlowQuery(sessionId).executeTakeFirst();
   }
 }

@@ -21,6 +21,7 @@ import { endUserProfileMigration } from './migrations/019-end-user-profile.js';
 import { serverBrandingMigration } from './migrations/020-server-branding.js';
 import { connectSessionsMigration } from './migrations/021-connect-sessions.js';
 import { expiryNoticesMigration } from './migrations/022-expiry-notices.js';
+import { connectPopupFlowsMigration } from './migrations/023-connect-popup-flows.js';
 import type { Store } from './store.js';
 
 /**
@@ -60,6 +61,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '020-server-branding': serverBrandingMigration(store.engine),
     '021-connect-sessions': connectSessionsMigration(),
     '022-expiry-notices': expiryNoticesMigration(),
+    '023-connect-popup-flows': connectPopupFlowsMigration(),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

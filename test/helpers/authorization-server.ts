@@ -1,7 +1,8 @@
 /**
  * A real OAuth 2.0 authorization server (oidc-provider 9, in memory) for tests that need a provider on
  * the other side: authorization code + PKCE (S256), rotating refresh tokens, RFC 7009 revocation,
- * RFC 7662 introspection, a scripted end user (approve) and switchable token-endpoint failures.
+ * RFC 7662 introspection, a scripted end user (approve), switchable token-endpoint failures, and a
+ * switchable Cross-Origin-Opener-Policy on its pages (as Google's and Microsoft's sign-in pages send).
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -24,6 +25,11 @@ export interface AuthorizationServer {
   /** What the token endpoint does from now on, until changed: answer normally, hang until the socket
    * closes, answer 503 text, or refuse with 400 {"error":"invalid_grant"}. */
   tokenEndpoint: Mode;
+  /** The Cross-Origin-Opener-Policy every answer carries from now on, until changed; null (the default)
+   * sends none. 'same-origin' puts a popup showing these pages in a browsing context group of its own,
+   * as a provider's sign-in page that sends it does: its opener then sees it closed, and once it comes
+   * back to another origin its window.opener is null. */
+  openerPolicy: 'same-origin' | null;
   /** RFC 7662 introspection of a token, authenticated as the `basic` client: returns `active`. */
   isActive(token: string): Promise<boolean>;
   /** Revokes the token's whole grant at the server (every access and refresh token of it), as a user
@@ -221,6 +227,7 @@ export async function startAuthorizationServer(options: {
     grants: { authorization_code: 0, refresh_token: 0 },
     tokenRequests: { authorization_code: 0, refresh_token: 0 },
     tokenEndpoint: 'normal',
+    openerPolicy: null,
     isActive,
     revoke,
     approve,
@@ -230,6 +237,11 @@ export async function startAuthorizationServer(options: {
     if (grantType === 'authorization_code' || grantType === 'refresh_token') into[grantType] += 1;
   };
   provider.on('grant.success', (ctx) => count(server.grants, ctx.oidc?.params?.grant_type));
+
+  provider.use(async (ctx, next) => {
+    if (server.openerPolicy) ctx.res.setHeader('cross-origin-opener-policy', server.openerPolicy);
+    await next();
+  });
 
   provider.use(async (ctx, next) => {
     if (ctx.method !== 'POST' || ctx.path !== '/token') return next();

@@ -35,6 +35,7 @@ export const ALL_MIGRATIONS = [
   '020-server-branding',
   '021-connect-sessions',
   '022-expiry-notices',
+  '023-connect-popup-flows',
 ];
 
 export interface TestDatabase {

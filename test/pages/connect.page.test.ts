@@ -5,7 +5,9 @@
  * another origin (`localhost`, while Keyward is reached on `127.0.0.1`): the popup resolves
  * `connected` (through a static provider and through OAuth), closing it resolves `closed`, a page on
  * an origin the session does not allow gets no message at all, and a blocked popup becomes a
- * full-page redirect that comes back to the redirect URI with the outcome. Screenshots go to
+ * full-page redirect that comes back to the redirect URI with the outcome. With the provider's pages
+ * sending Cross-Origin-Opener-Policy (as Google's and Microsoft's do), the browser severs the popup
+ * from the company's page: connect.js then reads the outcome from the page's status instead. Screenshots go to
  * test-output/screenshots (not committed) for a person to look at.
  */
 import { mkdirSync } from 'node:fs';
@@ -176,10 +178,23 @@ describe.skipIf(!chromiumAvailable())('the Connect page and connect.js in Chromi
     }
   });
 
-  /** The company's page on localhost, and the popup its button opens. */
-  async function openFromApp(created: CreatedSession, options: { blockPopups?: boolean } = {}) {
+  /**
+   * The company's page on localhost, and the popup its button opens. `watchPopup`: the page keeps the
+   * handle window.open gave connect.js (as `popupHandle`), to see what the page sees of the popup.
+   */
+  async function openFromApp(created: CreatedSession, options: { blockPopups?: boolean; watchPopup?: boolean } = {}) {
     const { context, page, errors } = await openPage();
     if (options.blockPopups) await page.addInitScript(() => (window.open = () => null));
+    if (options.watchPopup) {
+      await page.addInitScript(() => {
+        const open = window.open;
+        window.open = (...args) => {
+          const handle = open.apply(window, args);
+          (window as unknown as { popupHandle: Window | null }).popupHandle = handle;
+          return handle;
+        };
+      });
+    }
     await page.goto(`${appOrigin}/?session=${encodeURIComponent(created.url)}`);
     if (options.blockPopups) {
       await page.getByRole('button', { name: 'Connect your accounts' }).click();
@@ -193,8 +208,8 @@ describe.skipIf(!chromiumAvailable())('the Connect page and connect.js in Chromi
   const results = (page: Page) => page.evaluate(() => (window as unknown as { results: unknown[] }).results);
   const events = (page: Page) => page.evaluate(() => (window as unknown as { events: unknown[] }).events);
   const messages = (page: Page) => page.evaluate(() => (window as unknown as { messages: unknown[] }).messages);
-  async function settled(page: Page): Promise<unknown[]> {
-    await page.waitForFunction(() => (window as unknown as { results: unknown[] }).results.length > 0, undefined, { timeout: 10_000 });
+  async function settled(page: Page, timeout = 10_000): Promise<unknown[]> {
+    await page.waitForFunction(() => (window as unknown as { results: unknown[] }).results.length > 0, undefined, { timeout });
     return results(page);
   }
 
@@ -225,13 +240,141 @@ describe.skipIf(!chromiumAvailable())('the Connect page and connect.js in Chromi
     await context.close();
   });
 
-  it('connect.js: closing the popup resolves "closed"', async () => {
+  /** The company page's reads of a Connect page's status (what connect.js does once its popup is severed). */
+  function statusReads(page: Page): string[] {
+    const reads: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.endsWith('/status')) reads.push(request.url());
+    });
+    return reads;
+  }
+
+  it('connect.js: closing the popup on the Connect page resolves "closed" at once, reading no status', async () => {
     const created = await session('closing-user', { allowedOrigins: [appOrigin] });
     const { context, page, popup } = await openFromApp(created);
+    const reads = statusReads(page);
+    // The page has told connect.js it is shown (so that its closing is the end user's, not a provider's).
+    await popup!.waitForLoadState('load');
     await popup!.close();
     expect(await settled(page)).toEqual([{ status: 'closed' }]);
     expect(await events(page)).toEqual([]);
+    // Resolved by its watch (every 300 ms), not after asking the page's status: its first read would come at once.
+    expect(reads).toEqual([]);
     await context.close();
+  });
+
+  /**
+   * With the authorization server's pages sending Cross-Origin-Opener-Policy: same-origin, clicks Acme's
+   * "Connect" in the popup and checks the browser really severed it: the company's page sees it
+   * closed (and has not resolved "closed") while the popup is still open at the provider's page.
+   * Returns the authorization request, for the end user's consent.
+   */
+  async function leaveForSeveringProvider(page: Page, popup: Page) {
+    const [authorization] = await Promise.all([
+      popup.waitForRequest((request) => request.url().startsWith(o.as.authorizationUrl)),
+      popup.locator('#provider-acme').getByRole('button', { name: 'Connect' }).click(),
+    ]);
+    const authorizationOrigin = new URL(o.as.authorizationUrl).origin;
+    await popup.waitForURL((url) => url.origin === authorizationOrigin && url.pathname.startsWith('/interaction/'));
+    await expect.poll(() => page.evaluate(() => (window as unknown as { popupHandle: Window }).popupHandle.closed)).toBe(true);
+    expect(popup.isClosed()).toBe(false);
+    return authorization;
+  }
+
+  /** Brings the severed popup back through the callback (not waiting for a page that closes itself), noting whether it had an opener there. */
+  async function comeBackSevered(popup: Page, back: URL): Promise<string[]> {
+    const openers: string[] = [];
+    popup.on('console', (message) => {
+      if (message.text().startsWith('opener:')) openers.push(message.text());
+    });
+    await popup.context().addInitScript(() => {
+      if (location.pathname.startsWith('/connect/s/')) console.info(`opener: ${window.opener === null ? 'none' : 'present'}`);
+    });
+    await popup.goto(back.href, { waitUntil: 'commit' });
+    return openers;
+  }
+
+  it('connect.js: a popup severed by the provider’s Cross-Origin-Opener-Policy still resolves "connected", read from the page’s status', async () => {
+    const created = await session('severed-oauth', { allowedOrigins: [appOrigin] });
+    o.as.openerPolicy = 'same-origin';
+    try {
+      const { context, page, popup, errors } = await openFromApp(created, { watchPopup: true });
+      const reads = statusReads(page);
+      const authorization = await leaveForSeveringProvider(page, popup!);
+      // The end user is still consenting: connect.js waits, asking the page's status, rather than resolving "closed".
+      await expect.poll(() => reads.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+      expect(await results(page)).toEqual([]);
+      expect(await events(page)).toEqual([]);
+
+      const back = await o.as.approve(authorization.url());
+      const openers = await comeBackSevered(popup!, back);
+      // Back on the Connect page with no opener to tell, the popup closes itself all the same.
+      await expect.poll(() => popup!.isClosed(), { timeout: 10_000 }).toBe(true);
+      expect(openers).toEqual(['opener: none']);
+      const [result] = await settled(page);
+      const credential = await o.read('severed-oauth');
+      expect(result).toEqual({ status: 'connected', provider: 'acme', credentialId: credential.id });
+      expect(await events(page)).toEqual([{ type: 'connected', provider: 'acme', credentialId: credential.id }]);
+      // connect.js's own messages ("shown", "leaving") reached the page, and were never events.
+      expect((await messages(page)).map((m) => (m as { data: { type: string } }).data.type)).toEqual(['shown', 'leaving']);
+      expect(errors).toEqual([]);
+      await context.close();
+    } finally {
+      o.as.openerPolicy = null;
+    }
+  });
+
+  const deniedEvent = { type: 'error', provider: 'acme', code: 'access_denied' };
+
+  it('connect.js: a severed popup whose consent is refused tells the error at once, and resolves "error" when no new attempt follows', async () => {
+    const created = await session('severed-denied', { allowedOrigins: [appOrigin] });
+    o.as.openerPolicy = 'same-origin';
+    try {
+      const { context, page, popup } = await openFromApp(created, { watchPopup: true });
+      const authorization = await leaveForSeveringProvider(page, popup!);
+      const back = await o.as.approve(authorization.url(), { deny: true });
+      const openers = await comeBackSevered(popup!, back);
+      // The popup stays on the page, which says what happened and offers to try again.
+      await popup!.getByText('Not connected (access_denied). You can try again.').waitFor();
+      expect(openers).toEqual(['opener: none']);
+      await expect.poll(() => events(page), { timeout: 10_000 }).toEqual([deniedEvent]);
+      // connect.js gives the end user about 10 s to try again in the popup before it resolves.
+      expect(await results(page)).toEqual([]);
+      expect(await settled(page, 30_000)).toEqual([{ status: 'error', code: 'access_denied' }]);
+      expect(await events(page)).toEqual([deniedEvent]);
+      await context.close();
+    } finally {
+      o.as.openerPolicy = null;
+    }
+  });
+
+  it('connect.js: after a refusal in a severed popup, the end user’s new attempt there is followed to "connected"', async () => {
+    const created = await session('severed-retry', { allowedOrigins: [appOrigin] });
+    o.as.openerPolicy = 'same-origin';
+    try {
+      const { context, page, popup } = await openFromApp(created, { watchPopup: true });
+      const denied = await leaveForSeveringProvider(page, popup!);
+      await comeBackSevered(popup!, await o.as.approve(denied.url(), { deny: true }));
+      await popup!.getByText('Not connected (access_denied). You can try again.').waitFor();
+      await expect.poll(() => events(page), { timeout: 10_000 }).toEqual([deniedEvent]);
+
+      // "Connect" again, in the popup the company's page can no longer hear.
+      const [again] = await Promise.all([
+        popup!.waitForRequest((request) => request.url().startsWith(o.as.authorizationUrl)),
+        popup!.locator('#provider-acme').getByRole('button', { name: 'Connect' }).click(),
+      ]);
+      const authorizationOrigin = new URL(o.as.authorizationUrl).origin;
+      await popup!.waitForURL((url) => url.origin === authorizationOrigin && url.pathname.startsWith('/interaction/'));
+      await popup!.goto((await o.as.approve(again.url())).href, { waitUntil: 'commit' });
+      await expect.poll(() => popup!.isClosed(), { timeout: 10_000 }).toBe(true);
+      const [result] = await settled(page);
+      const credential = await o.read('severed-retry');
+      expect(result).toEqual({ status: 'connected', provider: 'acme', credentialId: credential.id });
+      expect(await events(page)).toEqual([deniedEvent, { type: 'connected', provider: 'acme', credentialId: credential.id }]);
+      await context.close();
+    } finally {
+      o.as.openerPolicy = null;
+    }
   });
 
   it('connect.js: a page on an origin the session does not allow gets no message', async () => {

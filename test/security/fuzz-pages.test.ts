@@ -307,7 +307,7 @@ describe('fuzz: hostile input on the pages (SQLite)', () => {
       const provider = g.chance(0.7) ? g.pick(['openai', 'github']) : g.pick(['acme', planted, ...PATH_PIECES]);
       const cookie = g.chance(0.7) ? browser.cookieHeader : g.pick([`keyward_connect=${planted}`, `keyward_connect=${'A'.repeat(5000)}`, '']);
       if (g.chance(0.35)) {
-        const path = g.pick([page, `${page}/done`, `${page}/disconnect/${provider}`]);
+        const path = g.pick([page, `${page}/done`, `${page}/disconnect/${provider}`, `${page}/status`]);
         const query = g.chance(0.5)
           ? `?flow=${g.pick(['oflow_0123456789abcdef0123456789ab', planted, encodeText(g.pick(ODD_TEXT))])}&popup=${g.pick(['1', '', '%zz'])}`
           : oddQuery(g, planted);

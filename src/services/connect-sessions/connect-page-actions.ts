@@ -7,6 +7,7 @@
 import type { StaticProvider } from '../../catalog/provider-definition.js';
 import { iso } from '../../primitives/clock.js';
 import { sha256Hex } from '../../primitives/digest.js';
+import { EXPIRED_ERROR } from '../../store/expiry-notices-repository.js';
 import { revokeMember } from '../audience/members.js';
 import type { ServiceContext } from '../context.js';
 import { storeCredential } from '../credentials/credentials.js';
@@ -102,4 +103,37 @@ export async function pageFlowOutcome(ctx: ServiceContext, session: ConnectSessi
   const flow = await ctx.store.connectSessions.flowOfSession(flowId, session.id);
   if (!flow) return null;
   return { provider: flow.provider, status: flow.status, error: flow.error_code, credentialId: flow.credential_id, popup: flow.connect_popup === 1 };
+}
+
+/**
+ * What the session's status answer tells connect.js (connect-page-routes.ts): the newest flow the page
+ * started in its popup, for a company's page that can no longer hear from that popup (a provider's
+ * page sent Cross-Origin-Opener-Policy). Only what the page itself shows its token's holder when the
+ * flow comes back: the provider, the credential connected, the error code.
+ */
+export type PopupFlowStatus =
+  | { status: 'none' }
+  | { status: 'pending' | 'expired' | 'cancelled'; provider: string }
+  | { status: 'connected'; provider: string; credentialId: string }
+  | { status: 'failed'; provider: string; code: string };
+
+export async function popupFlowStatus(ctx: ServiceContext, session: ConnectSession): Promise<PopupFlowStatus> {
+  const flow = await ctx.store.connectSessions.newestPopupFlow(session.id);
+  if (!flow) return { status: 'none' };
+  const { provider } = flow;
+  switch (flow.status) {
+    case 'pending':
+      // Past its expiry its callback is refused, whether or not the expiry notice has marked it yet.
+      return { status: flow.expires_at <= iso(ctx.clock.now()) ? 'expired' : 'pending', provider };
+    case 'exchanging':
+      return { status: 'pending', provider };
+    case 'completed':
+      return flow.credential_id ? { status: 'connected', provider, credentialId: flow.credential_id } : { status: 'pending', provider };
+    case 'failed':
+      return flow.error_code === EXPIRED_ERROR
+        ? { status: 'expired', provider }
+        : { status: 'failed', provider, code: flow.error_code ?? 'authorization_failed' };
+    case 'cancelled':
+      return { status: 'cancelled', provider };
+  }
 }
