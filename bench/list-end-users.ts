@@ -6,7 +6,8 @@
  * with `tag=plan:pro` beside it (5), with `provider=stripe` beside it (2), and `tag=plan:pro` alone (a
  * quarter of the audience), each from the first page and from the middle of the audience.
  * Prints per-request latency (p50/p99, one request at a time), requests per second under load, the
- * 1M/1k ratios, the peak RSS of Keyward's process while it served the 1M server under load, and the
+ * 1M/1k ratios, the peak RSS of Keyward's process while it served the 1M server under load (and where
+ * its memory is right after, from its own metrics), and the
  * latency of prefixes with more matches on the 1M server (where a page's cost may still grow).
  *
  *   npm run bench:list                         # SQLite
@@ -28,6 +29,7 @@ import { createAccountKey } from '../src/services/keys/account-keys.js';
 import { createServer } from '../src/services/servers/servers.js';
 import { createAccount } from '../src/services/users/accounts.js';
 import type { Engine } from '../src/store/store.js';
+import { freePort } from '../test/helpers/embedded-postgres.js';
 import { benchPostgres, latency, load, peakRssMiB, startProcess } from './processes.js';
 
 const ENGINE = (process.env.BENCH_ENGINE ?? 'sqlite') as Engine;
@@ -149,6 +151,27 @@ const FILTERS = [
   ['tag plan:pro (a quarter)', '&tag=plan%3Apro'],
 ] as const;
 
+/**
+ * The process's memory by where it is, from its own metrics (prom-client's process defaults): RSS, V8's
+ * young generation ("new"), its old generation, large objects and code, and memory V8 does not hold
+ * (buffers, the SQLite addon's and the drivers' allocations, less what V8 counts as external).
+ */
+async function memoryBreakdown(metricsUrl: string): Promise<string> {
+  const scrape = await (await fetch(metricsUrl)).text();
+  const value = (name: string, labels = '') => {
+    const line = scrape.split('\n').find((l) => l.startsWith(`${name}${labels} `));
+    if (!line) throw new Error(`no ${name}${labels} in the metrics`);
+    return Number(line.split(' ')[1]) / 1048576;
+  };
+  const space = (name: string) => value('nodejs_heap_space_size_total_bytes', `{space="${name}"}`);
+  const rss = value('process_resident_memory_bytes');
+  const heap = value('nodejs_heap_size_total_bytes');
+  const f = (n: number) => n.toFixed(1);
+  return `RSS ${f(rss)} MiB = V8 heap ${f(heap)} (new ${f(space('new'))}, old ${f(space('old'))}, large objects ${f(
+    space('large_object') + space('new_large_object'),
+  )}, code ${f(space('code'))}) + outside the heap ${f(rss - heap)} (of which external ${f(value('nodejs_external_memory_bytes'))})`;
+}
+
 /** Prefixes of auth0|<i> on the 1M server with more and more matches (ids in creation order, so each is a few runs in time). */
 const GROWING = ['auth0|99999', 'auth0|9999', 'auth0|999', 'auth0|99', 'auth0|9'];
 
@@ -160,6 +183,8 @@ try {
     KEYWARD_MASTER_KEY: randomBytes(32).toString('base64'),
     KEYWARD_LOG_LEVEL: process.env.KEYWARD_LOG_LEVEL ?? 'info',
     KEYWARD_RATE_LIMIT_PER_MINUTE: '10000000',
+    // Read once, after the load: where the process's memory is (V8's spaces, memory outside the heap).
+    KEYWARD_METRICS_PORT: String(await freePort()),
   };
   const servers = await seed(env);
   const keyward = await startProcess(['bin/keyward.js', 'serve'], env, join(dir, 'keyward.log'), '/healthz');
@@ -190,6 +215,7 @@ try {
     }
     // The kernel's high-water mark: the 1k server uses less, so the peak is the 1M server's under load.
     console.log(`\npeak RSS of Keyward while serving the 1,000,000-member server under load: ${peakRssMiB(keyward.child.pid!)} MiB`);
+    console.log(`right after that load: ${await memoryBreakdown(`http://127.0.0.1:${env.KEYWARD_METRICS_PORT}/metrics`)}`);
 
     console.log('\nprefixes with more matches, 1M server (latency only)');
     console.log('prefix          matches  first p50     p99 |  deep p50     p99');
