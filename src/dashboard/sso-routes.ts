@@ -96,6 +96,8 @@ export function registerSsoRoutes(scope: FastifyInstance, ctx: ServiceContext, o
   });
 
   scope.get('/sso/callback', async (request, reply) => {
+    // Counted as a password check is: a refused callback is recorded as a failed sign-in (sso-login.ts).
+    if (overLimit(request)) return sendPage(reply.header('set-cookie', ssoCookie('', 0)), ssoFailedPage(TOO_MANY_FROM_ADDRESS), 429);
     // Read from the raw URL: a parameter given twice stays twice, for the checks to refuse.
     const query = new URL(request.url, 'http://keyward.invalid').searchParams;
     const outcome = await finishSsoSignIn(ctx, {

@@ -321,6 +321,42 @@ describe.each(ENGINES)('single sign-on on %s', (engine) => {
     expect(hasSession(client)).toBe(false);
     expect(await counts()).toEqual(before);
     expect(await userOf('eve@sso-two.example')).toMatchObject({ sso_subject: null });
+    // Recorded as a failed sign-in of this account, without the email: where else it signs in is not this account's to know.
+    const recorded = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .select('detail')
+      .where('account_id', '=', accountId)
+      .where('action', '=', 'user.sign_in_failed')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(recorded.detail).reason).toBe(
+      '(email withheld) already signs in to another Keyward account, so it cannot sign in to this one. Sign in to that account, or ask for another email to be used.',
+    );
+    const failures = await t.ctx.store.db
+      .selectFrom('audit_events')
+      .select('detail')
+      .where('account_id', '=', accountId)
+      .where('action', '=', 'user.sign_in_failed')
+      .execute();
+    expect(JSON.stringify(failures)).not.toContain('eve@');
+  });
+
+  it('counts callbacks from an address as password checks are counted: past the limit, 429 and nothing recorded', async () => {
+    const limited = await startTestApp(engine, { authFailureLimitPerMinute: 2 });
+    try {
+      const account = await createAccount(limited.ctx, { name: 'Limited', email: `owner-limited-${engine}@limited.example`, password: PASSWORD });
+      const events = () => limited.ctx.store.db.selectFrom('audit_events').select('id').where('account_id', '=', account.accountId).execute();
+      const before = (await events()).length;
+      const browser = new DashboardClient(limited.app);
+      for (let i = 0; i < 2; i++) expect((await browser.get(`${CALLBACK}?code=x&state=y`)).statusCode).toBe(400);
+      const refused = await browser.get(`${CALLBACK}?code=x&state=y`);
+      expect(refused.statusCode).toBe(429);
+      expect(visible(refused.body)).toContain('Too many attempts from this address. Wait a minute and try again.');
+      expect((await events()).length).toBe(before);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('turns passwords off for everyone but owners with Require SSO, and on again', async () => {

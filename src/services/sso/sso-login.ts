@@ -181,10 +181,15 @@ export async function finishSsoSignIn(
 /** Room enough for every refusal sentence of sso-provider.ts and sso-sign-in.ts; a provider's own error text is cut there. */
 const REASON_CHARACTERS = 400;
 
+/** Anything shaped like an email in a refusal sentence. */
+const EMAIL_LIKE = /[^\s@“”"'(]+@[^\s@“”"')]+[^\s@“”"').,:;]/g;
+
 /**
  * A refused callback is a failed sign-in (CONTRACT 9): recorded in the account whose sign-in it was,
- * with the sentence the person was shown. No email: an ID token that was refused names nobody Keyward
- * trusts.
+ * with the sentence the person was shown, its emails withheld: an ID token that was refused vouches
+ * for nobody, and one refusal names the email's other Keyward account, which is not this account's to
+ * know. The route limits callbacks by address as it does password checks, so the trail cannot be
+ * flooded faster than failed passwords can.
  */
 async function recordRefusedSignIn(ctx: ServiceContext, accountId: string, device: SessionDevice, reason: string): Promise<void> {
   await recordAudit(ctx, {
@@ -192,7 +197,11 @@ async function recordRefusedSignIn(ctx: ServiceContext, accountId: string, devic
     actor: 'browser',
     action: 'user.sign_in_failed',
     targetId: accountId,
-    detail: { address: device.address, failure: 'sso_refused' satisfies SignInFailure, reason: reason.slice(0, REASON_CHARACTERS) },
+    detail: {
+      address: device.address,
+      failure: 'sso_refused' satisfies SignInFailure,
+      reason: reason.replace(EMAIL_LIKE, '(email withheld)').slice(0, REASON_CHARACTERS),
+    },
     at: iso(ctx.clock.now()),
   });
 }
