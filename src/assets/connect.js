@@ -19,7 +19,9 @@
  * browser then severs the popup from this page, which sees it closed while the end user is still at
  * the provider, and hears nothing from it any more. So when the popup closes after the page said it
  * was leaving for a provider, connect.js asks the page's status (GET {url}/status, about once a
- * second, readable only from an allowed origin) until that flow ends, and resolves as above: at a
+ * second, readable only from an allowed origin; read once too as the popup opens, so that a flow an
+ * earlier popup of the same link left is not taken for this one's) until that flow ends, and resolves
+ * as above: at a
  * connection; at a failure (told to onEvent at once) once about 10 s pass with no new attempt from the
  * popup, which still shows the page; when nothing is pending any more (expired), or the status cannot
  * be read. The cost: a popup the end user closes at the provider's page resolves only when that flow
@@ -58,6 +60,19 @@
         window.location.assign(target.href);
         return;
       }
+      /** The page's status: the newest flow the session's page started in a popup (see the header). */
+      const readStatus = async () => {
+        try {
+          const response = await fetch(`${target.origin}${target.pathname}/status`, { mode: 'cors', credentials: 'omit' });
+          return response.ok ? await response.json() : null;
+        } catch {
+          // Refused (an origin the session does not allow, or an unknown or expired link) or not reached.
+          return null;
+        }
+      };
+      // The newest flow before this popup opened: an answer about that one is not this popup's (a
+      // session's link serves any number of connections, and an earlier popup may have left one).
+      const before = readStatus().then((state) => (state && typeof state.flow === 'string' ? state.flow : null));
       let ended = false;
       let lastError = null;
       /** The last thing the popup said was that it left for a provider. */
@@ -112,16 +127,10 @@
       let retryReads = null;
       /** The popup's newest flow, read from the page's status until it ends (see the header). */
       async function follow() {
-        let state = null;
-        try {
-          const response = await fetch(`${target.origin}${target.pathname}/status`, { mode: 'cors', credentials: 'omit' });
-          // An unknown or expired link (404, 410) will not change; anything else may be passing.
-          if (response.status === 404 || response.status === 410) return closed();
-          if (response.ok) state = await response.json();
-        } catch {
-          // Refused (an origin the session does not allow) or not reached.
-        }
+        const [state, earlier] = await Promise.all([readStatus(), before]);
         if (ended) return;
+        // Nothing of this popup's: the page's POST made no flow (or never reached Keyward).
+        if (state && earlier !== null && state.flow === earlier) return closed();
         const again = () => setTimeout(follow, POLL_MS);
         if (!state || typeof state.status !== 'string') {
           misses += 1;

@@ -14,7 +14,7 @@ export type ConnectSessionRow = Selectable<ConnectSessionsTable> & { account_id:
 export type SessionFlowRow = Pick<Selectable<OAuthFlowsTable>, 'id' | 'provider' | 'status' | 'error_code' | 'credential_id' | 'connect_popup'>;
 
 /** The newest flow a session's page started in connect.js's popup, as its status answer tells it. */
-export type PopupFlowRow = Pick<Selectable<OAuthFlowsTable>, 'provider' | 'status' | 'error_code' | 'credential_id' | 'expires_at'>;
+export type PopupFlowRow = Pick<Selectable<OAuthFlowsTable>, 'provider' | 'status' | 'error_code' | 'credential_id' | 'expires_at' | 'id'>;
 
 export class ConnectSessionsRepository extends Repository {
   async add(row: Insertable<ConnectSessionsTable>): Promise<void> {
@@ -80,7 +80,7 @@ export class ConnectSessionsRepository extends Repository {
   newestPopupFlowQuery(sessionId: string) {
     return this.db
       .selectFrom('oauth_flows')
-      .select(['provider', 'status', 'error_code', 'credential_id', 'expires_at'])
+      .select(['id', 'provider', 'status', 'error_code', 'credential_id', 'expires_at'])
       .where('connect_session_id', '=', sessionId)
       .where('connect_popup', '=', 1)
       .orderBy('created_at', 'desc')

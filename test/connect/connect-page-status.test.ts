@@ -71,11 +71,16 @@ describe.each(ENGINES)('the Connect page’s status answer on %s', (engine) => {
     expect((await status(opened.path)).json()).toEqual({ status: 'none' });
 
     const authorizationUrl = await startAcme(opened, true);
-    expect((await status(opened.path)).json()).toEqual({ status: 'pending', provider: 'acme' });
+    expect((await status(opened.path)).json()).toEqual({ status: 'pending', provider: 'acme', flow: expect.stringMatching(/^[0-9a-f]{22}$/) });
     const landed = await comeBack(opened, authorizationUrl);
     expect(pageText(landed.body)).toContain('Acme connected.');
     const credential = await o.read(opened.externalUserId);
-    expect((await status(opened.path)).json()).toEqual({ status: 'connected', provider: 'acme', credentialId: credential.id });
+    expect((await status(opened.path)).json()).toEqual({
+      status: 'connected',
+      provider: 'acme',
+      credentialId: credential.id,
+      flow: expect.stringMatching(/^[0-9a-f]{22}$/),
+    });
   });
 
   it('answers a refusal with its code, a newer flow pending, then expired, before and after the expiry notice marks it', async () => {
@@ -83,15 +88,24 @@ describe.each(ENGINES)('the Connect page’s status answer on %s', (engine) => {
     const denied = await startAcme(opened, true);
     const landed = await comeBack(opened, denied, { deny: true });
     expect(pageText(landed.body)).toContain('Not connected (access_denied).');
-    expect((await status(opened.path)).json()).toEqual({ status: 'failed', provider: 'acme', code: 'access_denied' });
+    expect((await status(opened.path)).json()).toEqual({
+      status: 'failed',
+      provider: 'acme',
+      code: 'access_denied',
+      flow: expect.stringMatching(/^[0-9a-f]{22}$/),
+    });
 
-    // The end user tries again in the popup: the newer flow is the one told.
+    const refused = (await status(opened.path)).json().flow;
+    // The end user tries again in the popup: the newer flow is the one told, under a mark of its own.
     await startAcme(opened, true);
-    expect((await status(opened.path)).json()).toEqual({ status: 'pending', provider: 'acme' });
+    const retried = (await status(opened.path)).json();
+    expect(retried).toEqual({ status: 'pending', provider: 'acme', flow: expect.stringMatching(/^[0-9a-f]{22}$/) });
+    expect(retried.flow).not.toBe(refused);
+    expect((await status(opened.path)).json().flow).toBe(retried.flow);
     o.t.clock.advance(599);
-    expect((await status(opened.path)).json()).toEqual({ status: 'pending', provider: 'acme' });
+    expect((await status(opened.path)).json()).toEqual({ status: 'pending', provider: 'acme', flow: expect.stringMatching(/^[0-9a-f]{22}$/) });
     o.t.clock.advance(1);
-    expect((await status(opened.path)).json()).toEqual({ status: 'expired', provider: 'acme' });
+    expect((await status(opened.path)).json()).toEqual({ status: 'expired', provider: 'acme', flow: expect.stringMatching(/^[0-9a-f]{22}$/) });
     // The notice ends it failed with `expired`: still told as expired, not as a refusal.
     o.t.clock.advance(30);
     const report = await runExpiryNotices(o.t.ctx, { kinds: [OAUTH_FLOWS] });
@@ -103,7 +117,7 @@ describe.each(ENGINES)('the Connect page’s status answer on %s', (engine) => {
       .orderBy('created_at', 'desc')
       .executeTakeFirstOrThrow();
     expect(flow).toEqual({ status: 'failed', error_code: 'expired' });
-    expect((await status(opened.path)).json()).toEqual({ status: 'expired', provider: 'acme' });
+    expect((await status(opened.path)).json()).toEqual({ status: 'expired', provider: 'acme', flow: expect.stringMatching(/^[0-9a-f]{22}$/) });
   });
 
   it('lets only an origin the session allows read it across origins, without credentials', async () => {
@@ -161,7 +175,7 @@ describe.each(ENGINES)('the Connect page’s status answer on %s', (engine) => {
     const token = opened.path.slice('/connect/s/'.length);
     const state = new URL(authorizationUrl).searchParams.get('state')!;
     for (const body of [pending, connected]) {
-      expect(Object.keys(JSON.parse(body)).every((key) => ['status', 'provider', 'credentialId', 'code'].includes(key))).toBe(true);
+      expect(Object.keys(JSON.parse(body)).every((key) => ['status', 'provider', 'flow', 'credentialId', 'code'].includes(key))).toBe(true);
       for (const secret of [token, state, flow.id, flow.state_digest, flow.browser_binding!, opened.session.id, opened.externalUserId, o.tenant.serverId]) {
         expect(body).not.toContain(secret);
       }

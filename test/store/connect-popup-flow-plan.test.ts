@@ -61,6 +61,7 @@ describe.each(ENGINES)('the status answer’s read of a session’s newest popup
   it('picks the session’s newest flow started in the popup, past a newer one started outside it', async () => {
     // Session csn_998's flows are i = 12998, 13998, …, 19998; the newest, 19998 (i mod 3 = 0), was started outside the popup.
     expect(await repository().newestPopupFlow('csn_998')).toEqual({
+      id: 'oflow_18998',
       provider: 'acme',
       status: 'completed',
       error_code: null,

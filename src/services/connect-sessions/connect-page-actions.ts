@@ -5,7 +5,7 @@
  * the session's member only, and records the session's first connection.
  */
 import type { StaticProvider } from '../../catalog/provider-definition.js';
-import { iso } from '../../primitives/clock.js';
+import { addSeconds, iso } from '../../primitives/clock.js';
 import { sha256Hex } from '../../primitives/digest.js';
 import { EXPIRED_ERROR } from '../../store/expiry-notices-repository.js';
 import { revokeMember } from '../audience/members.js';
@@ -113,27 +113,42 @@ export async function pageFlowOutcome(ctx: ServiceContext, session: ConnectSessi
  */
 export type PopupFlowStatus =
   | { status: 'none' }
-  | { status: 'pending' | 'expired' | 'cancelled'; provider: string }
-  | { status: 'connected'; provider: string; credentialId: string }
-  | { status: 'failed'; provider: string; code: string };
+  | (FlowMark & ({ status: 'pending' | 'expired' | 'cancelled' } | { status: 'connected'; credentialId: string } | { status: 'failed'; code: string }));
+
+/**
+ * Which flow an answer is about: its provider, and an opaque mark of the flow (a digest of its id), by
+ * which connect.js tells a flow of its own popup from one an earlier popup of the same session left
+ * (the link serves any number of connections).
+ */
+type FlowMark = { provider: string; flow: string };
+
+const flowMark = (flowId: string) => sha256Hex(`connect-popup-flow|${flowId}`).slice(0, 22);
+
+/**
+ * How long past its expiry a flow may stay in its exchange before it is told as expired: a node that
+ * died mid-exchange leaves it there, and connect.js would otherwise read it as pending until the
+ * session ends. An exchange that is alive ends within its outbound timeouts, far inside this.
+ */
+const EXCHANGE_GRACE_SECONDS = 120;
 
 export async function popupFlowStatus(ctx: ServiceContext, session: ConnectSession): Promise<PopupFlowStatus> {
   const flow = await ctx.store.connectSessions.newestPopupFlow(session.id);
   if (!flow) return { status: 'none' };
-  const { provider } = flow;
+  const mark: FlowMark = { provider: flow.provider, flow: flowMark(flow.id) };
+  const now = ctx.clock.now();
   switch (flow.status) {
     case 'pending':
       // Past its expiry its callback is refused, whether or not the expiry notice has marked it yet.
-      return { status: flow.expires_at <= iso(ctx.clock.now()) ? 'expired' : 'pending', provider };
+      return { status: flow.expires_at <= iso(now) ? 'expired' : 'pending', ...mark };
     case 'exchanging':
-      return { status: 'pending', provider };
+      return { status: flow.expires_at <= iso(addSeconds(now, -EXCHANGE_GRACE_SECONDS)) ? 'expired' : 'pending', ...mark };
     case 'completed':
-      return flow.credential_id ? { status: 'connected', provider, credentialId: flow.credential_id } : { status: 'pending', provider };
+      return flow.credential_id ? { status: 'connected', ...mark, credentialId: flow.credential_id } : { status: 'pending', ...mark };
     case 'failed':
       return flow.error_code === EXPIRED_ERROR
-        ? { status: 'expired', provider }
-        : { status: 'failed', provider, code: flow.error_code ?? 'authorization_failed' };
+        ? { status: 'expired', ...mark }
+        : { status: 'failed', ...mark, code: flow.error_code ?? 'authorization_failed' };
     case 'cancelled':
-      return { status: 'cancelled', provider };
+      return { status: 'cancelled', ...mark };
   }
 }
