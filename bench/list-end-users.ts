@@ -183,11 +183,11 @@ try {
     KEYWARD_MASTER_KEY: randomBytes(32).toString('base64'),
     KEYWARD_LOG_LEVEL: process.env.KEYWARD_LOG_LEVEL ?? 'info',
     KEYWARD_RATE_LIMIT_PER_MINUTE: '10000000',
-    // Read once, after the load: where the process's memory is (V8's spaces, memory outside the heap).
-    KEYWARD_METRICS_PORT: String(await freePort()),
   };
   const servers = await seed(env);
-  const keyward = await startProcess(['bin/keyward.js', 'serve'], env, join(dir, 'keyward.log'), '/healthz');
+  // Read once, after the load: where the process's memory is (V8's spaces, memory outside the heap).
+  const metricsUrl = await freePort().then((port) => ({ port: String(port), url: `http://127.0.0.1:${port}/metrics` }));
+  const keyward = await startProcess(['bin/keyward.js', 'serve'], { ...env, KEYWARD_METRICS_PORT: metricsUrl.port }, join(dir, 'keyward.log'), '/healthz');
   const client = new Client(keyward.address, { pipelining: 1 });
   try {
     const ms = (n: number) => n.toFixed(2).padStart(7);
@@ -215,7 +215,7 @@ try {
     }
     // The kernel's high-water mark: the 1k server uses less, so the peak is the 1M server's under load.
     console.log(`\npeak RSS of Keyward while serving the 1,000,000-member server under load: ${peakRssMiB(keyward.child.pid!)} MiB`);
-    console.log(`right after that load: ${await memoryBreakdown(`http://127.0.0.1:${env.KEYWARD_METRICS_PORT}/metrics`)}`);
+    console.log(`right after that load: ${await memoryBreakdown(metricsUrl.url)}`);
 
     console.log('\nprefixes with more matches, 1M server (latency only)');
     console.log('prefix          matches  first p50     p99 |  deep p50     p99');

@@ -30,7 +30,9 @@ if (isSupported(process.version) && missingFlags.length === 0) {
     );
     process.exit(1);
   }
-  const child = spawn(node, [...STARTUP_FLAGS, fileURLToPath(import.meta.url), ...args], { stdio: 'inherit' });
+  // On the same Node, the caller's own flags go along (--max-old-space-size, --require…); an old Node's may not apply to the brought one.
+  const flags = node === process.execPath ? [...process.execArgv, ...missingFlags] : STARTUP_FLAGS;
+  const child = spawn(node, [...flags, fileURLToPath(import.meta.url), ...args], { stdio: 'inherit' });
   child.on('error', (error) => {
     process.stderr.write(`keyward: could not start ${node}: ${error.message}\n`);
     process.exit(1);
