@@ -13,6 +13,7 @@ import type { AuditFilter, AuditPosition } from '../../src/store/audit-repositor
 import { type DashboardClient, signUpUser, userByEmail, visible } from '../helpers/dashboard-session.js';
 import { ENGINES } from '../helpers/databases.js';
 import { queryPlan } from '../helpers/query-plans.js';
+import { numbersUpTo, secondsAfter2026 } from '../helpers/sql-fill.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const EVENTS = 20_000;
@@ -51,14 +52,8 @@ describe.each(ENGINES)('the Audit page’s filters on %s', (engine) => {
     actors = { owner: `user:${ownerRow.id}`, developer: 'user:usr_0000000000000000000000000d01', cli: 'cli' };
     const other = await createAccount(t.ctx, { name: 'Other', email: 'other@elsewhere.example' });
 
-    const series =
-      engine === 'sqlite'
-        ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${EVENTS}) select i from n`
-        : sql`select i from generate_series(1, ${EVENTS}) as i`;
-    const time =
-      engine === 'sqlite'
-        ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (i * 600) || ' seconds')`
-        : sql`to_char(timestamp '2026-01-01' + i * interval '10 minutes', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    const series = numbersUpTo(engine, EVENTS);
+    const time = secondsAfter2026(engine, sql`i * 600`);
     const id = (prefix: string) => (engine === 'sqlite' ? sql`${prefix} || printf('%024x', i)` : sql`${prefix} || lpad(to_hex(i), 24, '0')`);
     const pick = (list: readonly string[]) =>
       sql`case ${sql.join(

@@ -8,12 +8,13 @@
  * expiry. (Where a large share of a window is due, after an outage, PostgreSQL may rather read the
  * sweep's index on expires_at with an incremental sort: then a range read of mostly due rows too.)
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExpiredRow } from '../../src/store/expiry-notices-repository.js';
 import type { DuePosition } from '../../src/store/jobs-repository.js';
 import { ENGINES } from '../helpers/databases.js';
 import { queryPlan } from '../helpers/query-plans.js';
+import { numbersUpTo, placeholderBytes, secondsAfter2026 } from '../helpers/sql-fill.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const ROWS = 20_000;
@@ -47,16 +48,10 @@ describe.each(ENGINES)('the expiry notices’ pick on %s', (engine) => {
     t = started.t;
     const db = t.ctx.store.db;
     const serverId = started.tenant.serverId;
-    const series =
-      engine === 'sqlite'
-        ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${ROWS}) select i from n`
-        : sql`select i from generate_series(1, ${ROWS}) as i`;
-    const time = (seconds: ReturnType<typeof sql>) =>
-      engine === 'sqlite'
-        ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (${seconds}) || ' seconds')`
-        : sql`to_char(timestamp '2026-01-01' + (${seconds}) * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    const series = numbersUpTo(engine, ROWS);
+    const time = (seconds: RawBuilder<unknown>) => secondsAfter2026(engine, seconds);
     // Placeholder verifiers: nothing here opens one. Ids zero-padded, so their text order is i's order.
-    const secret = engine === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
+    const secret = placeholderBytes(engine);
     const padded = engine === 'sqlite' ? sql`substr('00000' || i, -5)` : sql`lpad(i::text, 5, '0')`;
     await sql`insert into oauth_flows (id, server_id, external_user_id, provider, state_digest, verifier, scopes, status, expires_at, created_at)
       select 'oflow_' || ${padded}, ${serverId}, 'user-' || i, 'acme', 'state-' || i, ${secret}, '[]',

@@ -14,6 +14,7 @@ import { PREFIX_RANGE_LIMIT, PREFIX_WALK_LIMIT, prefixEnd } from '../../src/stor
 import type { PageFilter, PagePlan, PagePosition } from '../../src/store/audience-repository.js';
 import { ENGINES } from '../helpers/databases.js';
 import { queryPlan } from '../helpers/query-plans.js';
+import { numbersUpTo, placeholderBytes, secondsAfter2026 } from '../helpers/sql-fill.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const AUDIENCE = 20_000;
@@ -78,15 +79,9 @@ describe.each(ENGINES)('the audience page queries on %s', (engine) => {
     // Members made in bulk by the database itself, each with a credential of "openai", so that filter
     // matches all of the audience. The credentials' secret is a placeholder: this suite never opens
     // one. The copies of the member's created_at and id are what migration 008 and the repository write.
-    const series =
-      engine === 'sqlite'
-        ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${AUDIENCE}) select i from n`
-        : sql`select i from generate_series(1, ${AUDIENCE}) as i`;
-    const time =
-      engine === 'sqlite'
-        ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds')`
-        : sql`to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-    const secret = engine === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
+    const series = numbersUpTo(engine, AUDIENCE);
+    const time = secondsAfter2026(engine, sql`i`);
+    const secret = placeholderBytes(engine);
     await sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at)
       select 'mem_' || i, ${tenant.serverId}, 'user-' || i, ${time}, '2026-01-01T00:00:00.000Z' from (${series}) as s`.execute(db);
     await db

@@ -12,6 +12,7 @@ import { WALK_COUNT_LIMIT } from '../../src/store/audience-page-queries.js';
 import type { PageFilter, PagePosition, WalkIndex } from '../../src/store/audience-repository.js';
 import { ENGINES } from '../helpers/databases.js';
 import { queryPlan } from '../helpers/query-plans.js';
+import { numbersUpTo, placeholderBytes, secondsAfter2026 } from '../helpers/sql-fill.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const AUDIENCE = 20_000;
@@ -41,15 +42,9 @@ describe.each(ENGINES)('the tag filter’s page queries on %s', (engine) => {
     const db = t.ctx.store.db;
     // Members, their tags (and the JSON copy on the member row) and credentials, made in bulk by the
     // database itself, with the copies of the member's created_at and id that migrations 008 and 019 add.
-    const series =
-      engine === 'sqlite'
-        ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${AUDIENCE}) select i from n`
-        : sql`select i from generate_series(1, ${AUDIENCE}) as i`;
-    const time =
-      engine === 'sqlite'
-        ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds')`
-        : sql`to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-    const secret = engine === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
+    const series = numbersUpTo(engine, AUDIENCE);
+    const time = secondsAfter2026(engine, sql`i`);
+    const secret = placeholderBytes(engine);
     await sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at)
       select 'mem_' || i, ${tenant.serverId}, 'user-' || i, ${time}, '2026-01-01T00:00:00.000Z' from (${series}) as s`.execute(db);
     const number = engine === 'sqlite' ? sql`cast(substr(id, 5) as integer)` : sql`cast(substr(id, 5) as integer)`;

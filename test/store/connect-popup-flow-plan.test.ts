@@ -5,10 +5,11 @@
  * or a sort, on a table where most flows were started by the API (no session) and the rest belong to
  * many sessions. It is read about once a second for each company page waiting on a severed popup.
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/databases.js';
 import { queryPlan } from '../helpers/query-plans.js';
+import { numbersUpTo, placeholderBytes, secondsAfter2026 } from '../helpers/sql-fill.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const ROWS = 20_000;
@@ -22,16 +23,10 @@ describe.each(ENGINES)('the status answer’s read of a session’s newest popup
     const started = await startWithTenant(engine);
     t = started.t;
     const db = t.ctx.store.db;
-    const series =
-      engine === 'sqlite'
-        ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${ROWS}) select i from n`
-        : sql`select i from generate_series(1, ${ROWS}) as i`;
-    const time = (seconds: ReturnType<typeof sql>) =>
-      engine === 'sqlite'
-        ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (${seconds}) || ' seconds')`
-        : sql`to_char(timestamp '2026-01-01' + (${seconds}) * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    const series = numbersUpTo(engine, ROWS);
+    const time = (seconds: RawBuilder<unknown>) => secondsAfter2026(engine, seconds);
     // Placeholder verifiers: nothing here opens one. Every third flow of a session was started outside the popup.
-    const secret = engine === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
+    const secret = placeholderBytes(engine);
     await sql`insert into oauth_flows (id, server_id, external_user_id, provider, state_digest, verifier, scopes, status, expires_at, created_at,
         connect_session_id, connect_popup)
       select 'oflow_' || i, ${serverId(started)}, 'user-' || (i % ${sql.lit(SESSIONS)}), case when i % 2 = 0 then 'acme' else 'github' end, 'state-' || i,

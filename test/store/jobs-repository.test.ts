@@ -4,11 +4,12 @@
  * or a sort of the credentials, on a table where most rows are not due or not refreshable; its
  * batches continue one another; and a job's lease is held by one holder at a time.
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuePosition } from '../../src/store/jobs-repository.js';
 import { ENGINES } from '../helpers/databases.js';
 import { queryPlan } from '../helpers/query-plans.js';
+import { numbersUpTo, placeholderBytes, secondsAfter2026 } from '../helpers/sql-fill.js';
 import { startWithTenant, type TestApp } from '../helpers/test-app.js';
 
 const CREDENTIALS = 20_000;
@@ -24,16 +25,10 @@ describe.each(ENGINES)('the background jobs statements on %s', (engine) => {
     const started = await startWithTenant(engine);
     t = started.t;
     const db = t.ctx.store.db;
-    const series =
-      engine === 'sqlite'
-        ? sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${CREDENTIALS}) select i from n`
-        : sql`select i from generate_series(1, ${CREDENTIALS}) as i`;
-    const time = (seconds: ReturnType<typeof sql>) =>
-      engine === 'sqlite'
-        ? sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (${seconds}) || ' seconds')`
-        : sql`to_char(timestamp '2026-01-01' + (${seconds}) * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    const series = numbersUpTo(engine, CREDENTIALS);
+    const time = (seconds: RawBuilder<unknown>) => secondsAfter2026(engine, seconds);
     // Placeholder secrets: nothing here opens one.
-    const secret = engine === 'sqlite' ? sql`x'00'` : sql`'\\x00'::bytea`;
+    const secret = placeholderBytes(engine);
     await sql`insert into audience_members (id, server_id, external_user_id, created_at, updated_at)
       select 'mem_' || i, ${started.tenant.serverId}, 'user-' || i, ${time(sql`i`)}, ${time(sql`i`)} from (${series}) as s`.execute(db);
     await sql`insert into credentials (id, server_id, member_id, provider, type, status, secret, connected_at, updated_at, refresh_attempted_at, member_created_at, external_user_id)
