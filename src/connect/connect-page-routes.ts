@@ -26,7 +26,7 @@ import {
 } from '../services/connect-sessions/connect-sessions.js';
 import type { ServiceContext } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
-import { fieldError } from '../services/providers/static-forms.js';
+import { readStaticFields } from '../services/providers/static-forms.js';
 import { formText } from '../web/form-fields.js';
 import { nonceMatches } from '../web/nonce-cookie.js';
 import { setPageHeaders } from '../web/page-headers.js';
@@ -119,6 +119,15 @@ export function registerConnectPageRoutes(scope: FastifyInstance, ctx: ServiceCo
     return null;
   }
 
+  /** A POST about one provider (connect, disconnect): its session past the CSRF check, whether it came from connect.js's popup, and the offer; null once refused. */
+  async function postedOffer(request: PageRequest, reply: FastifyReply) {
+    const session = await postedSession(request, reply);
+    if (!session) return null;
+    const popup = formText(request.body, 'popup') === '1';
+    const offer = await offerOf(request, reply, session, popup);
+    return offer ? { session, popup, offer } : null;
+  }
+
   scope.get<{ Params: Params; Querystring: Record<string, unknown> }>('/s/:token', async (request, reply) => {
     const session = await openSession(request as PageRequest, reply);
     if (!session) return reply;
@@ -142,12 +151,10 @@ export function registerConnectPageRoutes(scope: FastifyInstance, ctx: ServiceCo
 
   scope.post<{ Params: Params; Body: Record<string, unknown> }>('/s/:token/connect/:provider', async (request, reply) => {
     const page = request as PageRequest;
-    const session = await postedSession(page, reply);
-    if (!session) return reply;
-    const popup = formText(request.body, 'popup') === '1';
-    const offer = await offerOf(page, reply, session, popup);
-    if (!offer) return reply;
-    const { provider } = offer;
+    const posted = await postedOffer(page, reply);
+    if (!posted) return reply;
+    const { session, popup } = posted;
+    const { provider } = posted.offer;
     if (provider.kind === 'static') return connectStatic(page, reply, session, provider, popup);
     try {
       const nonce = browserNonce(page, reply, secure);
@@ -168,18 +175,7 @@ export function registerConnectPageRoutes(scope: FastifyInstance, ctx: ServiceCo
 
   /** A static provider's values: checked field by field, then at the provider, then stored (CONTRACT 8.3, as the hosted form). */
   async function connectStatic(request: PageRequest, reply: FastifyReply, session: ConnectSession, provider: StaticProvider, popup: boolean) {
-    const text = (name: string) => formText(request.body, name);
-    // Without a prototype, a field named like an Object.prototype property is stored like any other.
-    const values: Record<string, string> = Object.create(null);
-    const errors: Record<string, string> = Object.create(null);
-    for (const field of provider.fields) {
-      // Pasted keys often bring a stray space or line break along; no key format starts or ends with one.
-      const value = text(field.name).trim();
-      const error = fieldError(field, value);
-      if (error) errors[field.name] = error;
-      else if (value) values[field.name] = value;
-    }
-    const kept = Object.fromEntries(provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
+    const { values, errors, kept } = readStaticFields(provider.fields, (name) => formText(request.body, name));
     if (Object.keys(errors).length > 0) {
       return sendPage(request, reply, session, 422, { popup, staticForm: { slug: provider.slug, values: kept, errors } });
     }
@@ -207,12 +203,10 @@ export function registerConnectPageRoutes(scope: FastifyInstance, ctx: ServiceCo
 
   scope.post<{ Params: Params; Body: Record<string, unknown> }>('/s/:token/disconnect/:provider', async (request, reply) => {
     const page = request as PageRequest;
-    const session = await postedSession(page, reply);
-    if (!session) return reply;
-    const popup = formText(request.body, 'popup') === '1';
-    const offer = await offerOf(page, reply, session, popup);
-    if (!offer) return reply;
-    const { provider } = offer;
+    const posted = await postedOffer(page, reply);
+    if (!posted) return reply;
+    const { session, popup } = posted;
+    const { provider } = posted.offer;
     const revoked = await disconnectOnPage(ctx, session, provider.slug);
     if (!revoked) return sendPage(page, reply, session, 200, { popup, notice: { kind: 'error', text: `${provider.name} is not connected.` } });
     return sendPage(page, reply, session, 200, {

@@ -7,7 +7,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { readBranding } from '../services/branding/branding.js';
 import type { ServiceContext } from '../services/context.js';
-import { fieldError, type OpenForm, openForm, submitForm } from '../services/providers/static-forms.js';
+import { type OpenForm, openForm, readStaticFields, submitForm } from '../services/providers/static-forms.js';
 import { formText } from '../web/form-fields.js';
 import { nonceCookie, nonceMatches } from '../web/nonce-cookie.js';
 import { setPageHeaders } from '../web/page-headers.js';
@@ -45,27 +45,17 @@ export async function registerFormRoutes(scope: FastifyInstance, ctx: ServiceCon
     const text = (name: string) => formText(request.body, name);
     if (!nonceMatches(request, CSRF_COOKIE, (nonce) => csrfFor(form.id, nonce))) return reply.code(403).send(messagePage(403));
 
-    // Without a prototype, a field named like an Object.prototype property is stored like any other.
-    const values: Record<string, string> = Object.create(null);
-    const errors: Record<string, string> = Object.create(null);
-    for (const field of form.provider.fields) {
-      // Pasted keys often bring a stray space or line break along; no key format starts or ends with one.
-      const value = text(field.name).trim();
-      const error = fieldError(field, value);
-      if (error) errors[field.name] = error;
-      else if (value) values[field.name] = value;
-    }
+    const { values, errors, kept } = readStaticFields(form.provider.fields, text);
     const branding = await readBranding(ctx, form.serverId);
-    const kept = () => Object.fromEntries(form.provider.fields.filter((f) => !f.secret).map((f) => [f.name, text(f.name)]));
     if (Object.keys(errors).length > 0) {
-      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors, branding }));
+      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept, errors, branding }));
     }
 
     const submitted = await submitForm(ctx, form, values);
     if ('refusedWithStatus' in submitted) {
       // Nothing was stored and the link is still good: the end user corrects the values and sends again.
       const notice = refusedCredentialsMessage(form.provider.name, submitted.refusedWithStatus);
-      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept(), errors: {}, notice, branding }));
+      return reply.code(422).send(formPage({ provider: form.provider, csrf: text('csrf'), values: kept, errors: {}, notice, branding }));
     }
     if (!submitted.completed) return reply.code(410).send(messagePage(410));
     if (form.redirectUri) return redirectToApp(reply, form.redirectUri, { status: 'success', sessionId: form.id, provider: form.provider.slug });

@@ -144,6 +144,29 @@ export function fieldError(field: StaticField, value: string): string | null {
   return null;
 }
 
+/**
+ * A static provider's fields as a browser posted them (the hosted form, the Connect page), each
+ * checked: the values to store, the message beside each field that failed, and the non-secret fields
+ * as typed, to fill the form again with.
+ */
+export function readStaticFields(
+  fields: readonly StaticField[],
+  posted: (name: string) => string,
+): { values: Record<string, string>; errors: Record<string, string>; kept: Record<string, string> } {
+  // Without a prototype, a field named like an Object.prototype property is stored like any other.
+  const values: Record<string, string> = Object.create(null);
+  const errors: Record<string, string> = Object.create(null);
+  for (const field of fields) {
+    // Pasted keys often bring a stray space or line break along; no key format starts or ends with one.
+    const value = posted(field.name).trim();
+    const error = fieldError(field, value);
+    if (error) errors[field.name] = error;
+    else if (value) values[field.name] = value;
+  }
+  const kept = Object.fromEntries(fields.filter((f) => !f.secret).map((f) => [f.name, posted(f.name)]));
+  return { values, errors, kept };
+}
+
 /** What came of a submission whose fields passed: stored, the form gone meanwhile, or values the provider refused. */
 export type FormSubmission = { completed: boolean } | { completed: false; refusedWithStatus: number };
 
