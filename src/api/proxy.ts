@@ -67,9 +67,11 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       const status = reply.statusCode;
       const seconds = (performance.now() - started) / 1000;
       ctx.observer?.proxyCall(observedProvider(ctx.catalog, provider), statusClass(status, finished), seconds);
-      // Never the path, its query, a header value or a body: they carry the end user's data.
-      request.log.info(
+      // Never the path, its query, a header value or a body: they carry the end user's data. Through
+      // the root logger with request.log's binding first, as app.ts's request line: no child made for it.
+      app.log.info(
         {
+          reqId: request.id,
           proxy: {
             provider,
             upstream,
@@ -86,7 +88,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     });
 
     const read = await readForProxy(ctx, authOf(request).serverId, request.params.externalUserId, provider);
-    await guard.confirm(request, read.authVersion);
+    await guard.confirm(request, read.found.authVersion);
     const declared = declaredLength(request.raw);
     if (declared !== null && declared > limits.maxBodyBytes) {
       reply.header('connection', 'close');

@@ -18,6 +18,7 @@ import {
 } from './audience-page-queries.js';
 import type { Connections } from './connections.js';
 import { preparedQuery } from './prepared.js';
+import { ReadsUntilChange } from './reads-until-change.js';
 import { Repository } from './repository.js';
 import type { CheckOutcome, CredentialsTable } from './schema.js';
 
@@ -123,6 +124,9 @@ export interface MemberCredentialForProxy {
   customDefinition: string | null;
 }
 
+/** Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user) in use. */
+const PROXY_READS_KEPT = 10_000;
+
 /** An argument compared through a cast: never a bare `column = ?` in the member reads (see the constructor). */
 const asText = (value: string) => sql<string>`cast(${value} as text)`;
 
@@ -134,6 +138,7 @@ function memberOf(row: { m_id: string | null; m_created_at: string | null; m_upd
 export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
   readonly #memberCredentialForProxy;
+  readonly #proxyReads: ReadsUntilChange<MemberCredentialForProxy>;
 
   constructor(connections: Connections) {
     super(connections);
@@ -165,18 +170,26 @@ export class AudienceRepository extends Repository {
         .select('p.definition as custom_definition')
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
     );
+    this.#proxyReads = new ReadsUntilChange(connections.changeMark, PROXY_READS_KEPT);
   }
 
-  /** The read of a proxied call, in one statement on the per-request reader (as memberWithCredentials). */
-  async memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<MemberCredentialForProxy> {
-    const [row] = await this.#memberCredentialForProxy(serverId, externalUserId, provider);
-    const { auth_version, m_id, m_created_at, m_updated_at, custom_definition, ...credential } = row!;
-    return {
-      authVersion: String(auth_version),
-      member: memberOf({ m_id, m_created_at, m_updated_at }),
-      credential: credential.id === null ? undefined : (credential as Credential),
-      customDefinition: custom_definition ?? null,
-    };
+  /**
+   * The read of a proxied call, in one statement on the per-request reader (as memberWithCredentials);
+   * on SQLite answered from memory, the same object, until anything is committed (reads-until-change.ts):
+   * a busy end user's calls then cost no statement, and a revocation is still seen by the next call.
+   */
+  memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<Readonly<MemberCredentialForProxy>> {
+    // Neither a server id nor a provider slug holds a NUL, and the external id, which may, comes last.
+    return this.#proxyReads.get(`${serverId}\0${provider}\0${externalUserId}`, async () => {
+      const [row] = await this.#memberCredentialForProxy(serverId, externalUserId, provider);
+      const { auth_version, m_id, m_created_at, m_updated_at, custom_definition, ...credential } = row!;
+      return {
+        authVersion: String(auth_version),
+        member: memberOf({ m_id, m_created_at, m_updated_at }),
+        credential: credential.id === null ? undefined : (credential as Credential),
+        customDefinition: custom_definition ?? null,
+      };
+    });
   }
 
   /**

@@ -30,6 +30,12 @@ export type QueryRunner = (sqlText: string, parameters: readonly unknown[], name
  */
 export type ChunkReader = (sqlText: string, parameters: readonly unknown[]) => AsyncIterable<Iterable<unknown>>;
 
+/**
+ * A number that moves whenever a connection other than the reader, in this process or another,
+ * commits to the database: SQLite's `PRAGMA data_version` on the read-only reader. Synchronous.
+ */
+export type ChangeMark = () => number;
+
 export class Connections {
   readonly #open = new AsyncLocalStorage<Transaction<Database>>();
   /** Transactions under way on this node (see transaction()). */
@@ -48,6 +54,8 @@ export class Connections {
     private readonly alone: QueryRunner,
     /** A whole statement's rows, chunk by chunk (see ChunkReader). */
     readonly readInChunks: ChunkReader,
+    /** SQLite's change mark (reads-until-change.ts); null on PostgreSQL, where other nodes commit unseen. */
+    readonly changeMark: ChangeMark | null,
   ) {}
 
   /**

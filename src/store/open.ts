@@ -17,7 +17,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { ClassifyingDialect } from './classifying-dialect.js';
-import { type ChunkReader, Connections, type Engine, type QueryRunner } from './connections.js';
+import { type ChangeMark, type ChunkReader, Connections, type Engine, type QueryRunner } from './connections.js';
 import { postgresRunner } from './postgres-runner.js';
 import type { Database } from './schema.js';
 import { storeError } from './store-errors.js';
@@ -76,6 +76,7 @@ interface Opened {
   /** Where a write-path statement that needs no transaction runs (see Connections.runAlone). */
   aloneRunner: QueryRunner;
   readInChunks: ChunkReader;
+  changeMark: ChangeMark | null;
   /** The engine's own figures (ConnectionFigures without the transactions, which Connections counts). */
   figures(): Omit<ConnectionFigures, 'transactionsUnderWay'>;
   close(): Promise<void>;
@@ -154,6 +155,14 @@ function openSqlite(path: string): Opened {
       throw storeError(error);
     }
   };
+  const dataVersion = reader.prepare('pragma data_version').pluck();
+  const changeMark: ChangeMark = () => {
+    try {
+      return dataVersion.get() as number;
+    } catch (error) {
+      throw storeError(error);
+    }
+  };
   const aloneRunner: QueryRunner = async (sqlText, parameters) => (await db.executeQuery(CompiledQuery.raw(sqlText, [...parameters]))).rows;
   const readInChunks: ChunkReader = async function* (sqlText, parameters) {
     // A connection of its own: a statement being iterated keeps its connection busy until it ends.
@@ -187,6 +196,7 @@ function openSqlite(path: string): Opened {
     readRunner,
     aloneRunner,
     readInChunks,
+    changeMark,
     figures: () => ({ walBytes: walBytes(path) }),
     close: async () => {
       reader.close();
@@ -252,13 +262,13 @@ function openPostgres(connectionString: string, max = POOL_MAX): Opened {
     }
   };
   const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max } });
-  return { db, readRunner, aloneRunner: readRunner, readInChunks, figures, close: () => db.destroy() };
+  return { db, readRunner, aloneRunner: readRunner, readInChunks, changeMark: null, figures, close: () => db.destroy() };
 }
 
 /** Opens the database; `close` ends every connection. */
 export function openConnections(location: DatabaseLocation): { connections: Connections; figures(): ConnectionFigures; close(): Promise<void> } {
-  const { db, readRunner, aloneRunner, readInChunks, figures, close } =
+  const { db, readRunner, aloneRunner, readInChunks, changeMark, figures, close } =
     location.engine === 'postgres' ? openPostgres(location.target, location.poolMax) : openSqlite(location.target);
-  const connections = new Connections(location.engine, db, readRunner, aloneRunner, readInChunks);
+  const connections = new Connections(location.engine, db, readRunner, aloneRunner, readInChunks, changeMark);
   return { connections, figures: () => ({ ...figures(), transactionsUnderWay: connections.transactionsUnderWay }), close };
 }

@@ -309,7 +309,11 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     await proxy('POST', 'ledger/x?secret_query=Q123', { headers: { 'content-type': 'text/plain' }, payload: 'body-text-456' });
     const lines = t.logs.filter((line) => line.includes('"proxied call"'));
     expect(lines).toHaveLength(2);
-    expect(JSON.parse(lines[1]!).proxy).toMatchObject({ provider: 'ledger', upstream: host, method: 'POST', status: 200, bytesIn: 13 });
+    const line = JSON.parse(lines[1]!);
+    expect(line.proxy).toMatchObject({ provider: 'ledger', upstream: host, method: 'POST', status: 200, bytesIn: 13 });
+    // The request's id, as on its request line.
+    expect(line.reqId).toMatch(/^req_/);
+    expect(t.logs.filter((other) => other.includes('"request"') && JSON.parse(other).reqId === line.reqId)).toHaveLength(1);
     for (const secret of ['Q123', 'body-text-456', API_KEY, tenant.accountKey, tenant.serverKey]) expect(t.logs.join('\n')).not.toContain(secret);
     const text = await t.metrics!.text();
     expect(text).toMatch(/keyward_proxy_requests_total\{provider="custom",status_class="2xx"\} [1-9]/);

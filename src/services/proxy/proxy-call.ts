@@ -63,8 +63,9 @@ function refusal(code: 'proxy_not_supported' | 'proxy_target_not_allowed' | 'cre
 }
 
 /** What a proxied call reads first, in one statement, and when it began (a refresh attempt after that is its answer too). */
-export interface ProxyRead extends MemberCredentialForProxy {
+export interface ProxyRead {
   since: string;
+  found: Readonly<MemberCredentialForProxy>;
 }
 
 /**
@@ -73,7 +74,31 @@ export interface ProxyRead extends MemberCredentialForProxy {
  */
 export async function readForProxy(ctx: ServiceContext, serverId: string, externalUserId: string, provider: string): Promise<ProxyRead> {
   const since = iso(ctx.clock.now());
-  return { since, ...(await ctx.store.audience.memberCredentialForProxy(serverId, externalUserId, provider)) };
+  return { since, found: await ctx.store.audience.memberCredentialForProxy(serverId, externalUserId, provider) };
+}
+
+/**
+ * What a read gives every call made with it, worked out once per read object: its provider, and the
+ * auth to inject while the credential is used as read. The store hands out the same object until
+ * anything is committed (on SQLite: store/reads-until-change.ts), so a busy end user's calls parse the
+ * definition and open the secret once, until the next revocation, refresh or other change; a new read
+ * is a new object. Held weakly: the opened secret goes with the read it was opened from.
+ */
+interface WorkedOut {
+  provider: Provider | null;
+  injected?: InjectedAuth;
+}
+const workedOut = new WeakMap<Readonly<MemberCredentialForProxy>, WorkedOut>();
+
+function workedOutOf(ctx: ServiceContext, found: Readonly<MemberCredentialForProxy>, slug: string): WorkedOut {
+  let known = workedOut.get(found);
+  if (!known) {
+    // A catalog slug is never a custom provider's (custom-providers.ts refuses it).
+    const provider = ctx.catalog(slug) ?? (found.customDefinition === null ? null : (JSON.parse(found.customDefinition) as Provider));
+    known = { provider };
+    workedOut.set(found, known);
+  }
+  return known;
 }
 
 /**
@@ -82,11 +107,12 @@ export async function readForProxy(ctx: ServiceContext, serverId: string, extern
  * before any provider saw the call.
  */
 export async function prepareProxyCall(ctx: ServiceContext, read: ProxyRead, input: ProxyTargetInput): Promise<ProxyCall> {
-  if (!read.member) throw endUserNotFound();
-  const stored = read.credential;
+  const { found } = read;
+  if (!found.member) throw endUserNotFound();
+  const stored = found.credential;
   if (!stored) throw refusal('credential_not_found', `This end user has no credential of provider "${input.provider}".`);
-  // A catalog slug is never a custom provider's (custom-providers.ts refuses it).
-  const provider = ctx.catalog(input.provider) ?? (read.customDefinition === null ? null : (JSON.parse(read.customDefinition) as Provider));
+  const known = workedOutOf(ctx, found, input.provider);
+  const provider = known.provider;
   if (!provider || !proxiable(provider)) {
     throw refusal('proxy_not_supported', `Provider "${input.provider}" has no API base URL, so the gateway cannot call it. Read the credential instead.`);
   }
@@ -95,17 +121,25 @@ export async function prepareProxyCall(ctx: ServiceContext, read: ProxyRead, inp
   const judged = proxyTarget(api, input.rawPath, input.rawQuery, input.pickedBaseUrl, ctx.outbound.allowPrivateUrls);
   if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
   const row = await usableRow(ctx, stored, read.since);
-  const secret = openCredentialSecret(ctx, row);
-  let injected: InjectedAuth;
-  if (secret.type === 'oauth2') {
-    injected = bearer(secret.accessToken);
-  } else {
-    const made = provider.kind === 'static' ? staticInjection(provider, secret.values) : { refused: 'an OAuth provider holds no typed values' };
-    if ('refused' in made) throw refusal('credential_needs_reauth', `The stored credential cannot be sent: ${made.refused}. The end user must connect again.`);
-    injected = made;
-  }
+  // A refreshed row is not the one read: its token is opened for this call alone.
+  const injected = row === stored ? injectedOnce(ctx, provider, known, row) : injectedAuth(ctx, provider, row);
   await noteUse(ctx, row);
-  return new ProxyCall(ctx, api, row, input, injected);
+  return new ProxyCall(ctx, api, row, input, injected, judged.url);
+}
+
+/** The read's own row's auth, its secret opened once per read object (WorkedOut). */
+function injectedOnce(ctx: ServiceContext, provider: Provider, known: WorkedOut, row: CredentialRow): InjectedAuth {
+  known.injected ??= injectedAuth(ctx, provider, row);
+  return known.injected;
+}
+
+/** The credential's secret opened, as the provider's API takes it; a stored value that cannot be sent is refused. */
+function injectedAuth(ctx: ServiceContext, provider: Provider, row: CredentialRow): InjectedAuth {
+  const secret = openCredentialSecret(ctx, row);
+  if (secret.type === 'oauth2') return bearer(secret.accessToken);
+  const made = provider.kind === 'static' ? staticInjection(provider, secret.values) : { refused: 'an OAuth provider holds no typed values' };
+  if ('refused' in made) throw refusal('credential_needs_reauth', `The stored credential cannot be sent: ${made.refused}. The end user must connect again.`);
+  return made;
 }
 
 const bearer = (accessToken: string): InjectedAuth => ({ headers: { authorization: `Bearer ${accessToken}` }, query: [] });
@@ -129,13 +163,31 @@ export class ProxyCall {
   #row: CredentialRow;
   readonly #input: ProxyTargetInput;
   #injected: InjectedAuth;
+  /** The URL as judged before the call, without any query parameter the credential adds. */
+  readonly #judgedUrl: URL;
 
-  constructor(ctx: ServiceContext, api: ProviderApi, row: CredentialRow, input: ProxyTargetInput, injected: InjectedAuth) {
+  constructor(ctx: ServiceContext, api: ProviderApi, row: CredentialRow, input: ProxyTargetInput, injected: InjectedAuth, judgedUrl: URL) {
     this.#ctx = ctx;
     this.#api = api;
     this.#row = row;
     this.#input = input;
     this.#injected = injected;
+    this.#judgedUrl = judgedUrl;
+  }
+
+  /** Where the call goes: the URL judged before, or with the credential's query parameters, judged again. */
+  #url(): URL {
+    if (this.#injected.query.length === 0) return this.#judgedUrl;
+    const judged = proxyTarget(
+      this.#api,
+      this.#input.rawPath,
+      withQuery(this.#input.rawQuery, this.#injected.query),
+      this.#input.pickedBaseUrl,
+      this.#ctx.outbound.allowPrivateUrls,
+    );
+    // Judged once before; only an injected query parameter changed it, which cannot leave the path.
+    if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
+    return judged.url;
   }
 
   /**
@@ -153,17 +205,9 @@ export class ProxyCall {
     const body: ReadAhead | null =
       callerBody === null ? null : this.#row.type === 'oauth2' ? await readAhead(callerBody, REPLAYABLE_BODY_BYTES) : { stream: callerBody };
     const attempt = async () => {
-      const judged = proxyTarget(
-        this.#api,
-        this.#input.rawPath,
-        withQuery(this.#input.rawQuery, this.#injected.query),
-        this.#input.pickedBaseUrl,
-        this.#ctx.outbound.allowPrivateUrls,
-      );
-      // Judged once before; only an injected query parameter changed it, which cannot leave the path.
-      if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
+      const url = this.#url();
       const answer = await this.#ctx.outbound
-        .stream(judged.url, {
+        .stream(url, {
           method,
           headers: upstreamRequestHeaders(headers, this.#injected.headers),
           body: body === null ? null : 'whole' in body ? body.whole : body.stream,
@@ -174,7 +218,7 @@ export class ProxyCall {
         .catch((error: unknown) => {
           throw providerFailure(error);
         });
-      return { url: judged.url, answer };
+      return { url, answer };
     };
     let { url, answer } = await attempt();
     try {

@@ -1,0 +1,44 @@
+/**
+ * A read answered from memory until anything is committed to the database, by any connection of any
+ * process: on SQLite, whose change mark (PRAGMA data_version on the reader, ~3 µs) moves with every
+ * commit made elsewhere, so a value kept under the mark it was read at is exactly what the statement
+ * would return while the mark holds. A revocation, a refresh, a key change, a CLI command beside the
+ * service: each is a commit, so each is seen by the very next call. On PostgreSQL (no change mark:
+ * several nodes, and no cheap way to learn of another's commit) every call reads.
+ *
+ * The same object is handed out while it is kept, so callers must not change it, and may key what
+ * they work out from it by it (a WeakMap: gone with it). Everything kept is dropped at the first call
+ * after a commit.
+ */
+import type { ChangeMark } from './connections.js';
+
+export class ReadsUntilChange<T> {
+  #mark: number | null = null;
+  readonly #kept = new Map<string, T>();
+
+  constructor(
+    private readonly changeMark: ChangeMark | null,
+    /** Values kept at most; past it the oldest goes (a miss costs only the read). */
+    private readonly capacity: number,
+  ) {}
+
+  /** The value kept under `key` while nothing was committed since it was read; else `read()`'s, kept. */
+  async get(key: string, read: () => Promise<T>): Promise<T> {
+    if (this.changeMark === null) return read();
+    const mark = this.changeMark();
+    if (mark !== this.#mark) {
+      this.#kept.clear();
+      this.#mark = mark;
+    }
+    const kept = this.#kept.get(key);
+    if (kept !== undefined) return kept;
+    // The reader's statement runs synchronously within read(), right after the mark was taken: what it
+    // returns is that state or a later one, and a later one moved the mark, so the next call reads again.
+    const value = await read();
+    if (this.#mark === mark) {
+      if (this.#kept.size >= this.capacity) this.#kept.delete(this.#kept.keys().next().value!);
+      this.#kept.set(key, value);
+    }
+    return value;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * A proxied call's read is answered from memory on SQLite until anything is committed
+ * (store/reads-until-change.ts): the same object while nothing changes, so a busy end user's calls
+ * cost no statement and no decryption; yet a change committed by anyone is seen by the very next call:
+ * a credential deleted by another process's SQL, an account key revoked by the CLI, a credential stored
+ * anew by the services. On PostgreSQL every call reads.
+ */
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
+import { type ApiStandIn, startApiStandIn } from '../helpers/api-stand-in.js';
+import { cliEnv, cliJson } from '../helpers/cli-process.js';
+import { ENGINES } from '../helpers/databases.js';
+import { connectStatic } from '../helpers/hosted-form.js';
+import { expectProblem } from '../helpers/problem-assertions.js';
+import { newAccountKey, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+
+const resolve = createRequire(import.meta.url).resolve;
+
+/** One statement with one parameter, committed by a process of its own, as an operator's shell would. */
+function sqlInAnotherProcess(databaseUrl: string, statement: string, parameter: string) {
+  const [sqlite, postgres] = [JSON.stringify(resolve('better-sqlite3')), JSON.stringify(resolve('pg'))];
+  const script = databaseUrl.startsWith('sqlite:')
+    ? `const db = new (require(${sqlite}))(${JSON.stringify(databaseUrl.slice('sqlite:'.length))});
+       db.pragma('busy_timeout = 5000');
+       db.prepare(${JSON.stringify(statement.replace('$1', '?'))}).run(${JSON.stringify(parameter)});
+       db.close();`
+    : `const client = new (require(${postgres}).Client)(${JSON.stringify(databaseUrl)});
+       client.connect().then(() => client.query(${JSON.stringify(statement)}, [${JSON.stringify(parameter)}])).then(() => client.end());`;
+  execFileSync(process.execPath, ['-e', script]);
+}
+
+describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
+  let t: TestApp;
+  let tenant: Tenant;
+  let headers: Record<string, string>;
+  let api: ApiStandIn;
+
+  beforeAll(async () => {
+    api = await startApiStandIn();
+    ({ t, tenant, headers } = await startWithTenant(engine));
+    await addCustomStaticProvider(t.ctx, {
+      serverId: tenant.serverId,
+      slug: 'ledger',
+      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+      api: { apiBaseUrl: `${api.url}/v1`, auth: 'bearer:apiKey' },
+      actor: CLI_ACTOR,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+    await api?.close();
+  });
+
+  const read = (externalUserId: string) => t.ctx.store.audience.memberCredentialForProxy(tenant.serverId, externalUserId, 'ledger');
+  const proxy = (externalUserId: string, callHeaders = headers) =>
+    t.app.inject({ method: 'GET', url: `/v1/end-users/${externalUserId}/proxy/ledger/items`, headers: callHeaders });
+
+  it('is the same object while nothing is committed on SQLite, a new one after any commit; on PostgreSQL a new one each time', async () => {
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_same', values: { apiKey: 'sk_same_0123456789' } });
+    const first = await read('u_same');
+    expect(first.credential?.provider).toBe('ledger');
+    const again = await read('u_same');
+    expect(again === first).toBe(engine === 'sqlite');
+    expect(again).toEqual(first);
+    // Any commit, even one that touches another member, drops what was kept.
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_other', values: { apiKey: 'sk_other_0123456789' } });
+    const after = await read('u_same');
+    expect(after === first).toBe(false);
+    expect(after).toEqual(first);
+  });
+
+  it('sends the credential stored anew, from the next call', async () => {
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_new', values: { apiKey: 'sk_first_0123456789' } });
+    api.reset();
+    for (let i = 0; i < 3; i++) expect((await proxy('u_new')).statusCode).toBe(200);
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_new', values: { apiKey: 'sk_second_0123456789' } });
+    expect((await proxy('u_new')).statusCode).toBe(200);
+    expect(api.received.map((r) => r.headers.authorization)).toEqual([...Array(3).fill('Bearer sk_first_0123456789'), 'Bearer sk_second_0123456789']);
+  });
+
+  it('refuses, at the next call, a credential another process deleted with SQL', async () => {
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_sql', values: { apiKey: 'sk_sql_0123456789' } });
+    for (let i = 0; i < 3; i++) expect((await proxy('u_sql')).statusCode).toBe(200);
+    const { member } = await read('u_sql');
+    sqlInAnotherProcess(t.database.url, 'delete from credentials where member_id = $1', member!.id);
+    expectProblem(await proxy('u_sql'), 404, 'credential_not_found');
+  });
+
+  it('refuses, at the next call, an account key the CLI revoked in another process', { timeout: 60_000 }, async () => {
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_key', values: { apiKey: 'sk_key_0123456789' } });
+    const { keyId, headers: keyHeaders } = await newAccountKey(t.ctx, tenant, { label: 'revoked-by-cli' });
+    for (let i = 0; i < 3; i++) expect((await proxy('u_key', keyHeaders)).statusCode).toBe(200);
+    await cliJson(cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: t.masterKey.toString('base64') }), ['key', 'revoke', '--key', keyId]);
+    expectProblem(await proxy('u_key', keyHeaders), 401, 'account_key_revoked');
+  });
+});
