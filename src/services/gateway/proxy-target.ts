@@ -31,22 +31,29 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * sent; or why not. `allowHttp` (KEYWARD_ALLOW_PRIVATE_URLS) lets a picked base URL be `http:`.
  */
 export function proxyTarget(base: ProxyBase, rawPath: string, rawQuery: string, pickedBaseUrl: string | undefined, allowHttp: boolean): ProxyTarget {
-  const baseUrl = pickedBaseUrl === undefined ? parseBase(base.apiBaseUrl) : pickedBase(base, pickedBaseUrl, allowHttp);
+  const baseUrl = pickedBaseUrl === undefined ? parseBase(base) : pickedBase(base, pickedBaseUrl, allowHttp);
   if ('refused' in baseUrl) return baseUrl;
   const pathRefusal = refusePath(rawPath);
   if (pathRefusal) return { refused: pathRefusal };
   const prefix = baseUrl.url.pathname.replace(/\/+$/, '');
-  const built = `${baseUrl.url.origin}${prefix}/${rawPath}${rawQuery === '' ? '' : `?${rawQuery}`}`;
-  if (!URL.canParse(built)) return { refused: 'the path does not make a URL' };
-  const url = new URL(built);
+  const url = URL.parse(`${baseUrl.url.origin}${prefix}/${rawPath}${rawQuery === '' ? '' : `?${rawQuery}`}`);
+  if (url === null) return { refused: 'the path does not make a URL' };
   // The second fence: what the parser made of it is still under the base URL's path, on its origin.
   if (url.origin !== baseUrl.url.origin || !url.pathname.startsWith(`${prefix}/`)) return { refused: 'the path leaves the provider’s base URL' };
   return { url };
 }
 
-function parseBase(apiBaseUrl: string): { url: URL } | { refused: string } {
-  if (!URL.canParse(apiBaseUrl)) return { refused: 'the provider’s base URL is not a URL' };
-  return { url: new URL(apiBaseUrl) };
+/** Each provider's base URL parsed once per definition object (never changed: only read here). */
+const parsedBases = new WeakMap<ProxyBase, { url: URL } | { refused: string }>();
+
+function parseBase(base: ProxyBase): { url: URL } | { refused: string } {
+  let parsed = parsedBases.get(base);
+  if (parsed === undefined) {
+    const url = URL.parse(base.apiBaseUrl);
+    parsed = url === null ? { refused: 'the provider’s base URL is not a URL' } : { url };
+    parsedBases.set(base, parsed);
+  }
+  return parsed;
 }
 
 /**
