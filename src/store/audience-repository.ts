@@ -124,7 +124,7 @@ export interface MemberCredentialForProxy {
   customDefinition: string | null;
 }
 
-/** Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user) in use. */
+/** Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user) with a credential in use. */
 const PROXY_READS_KEPT = 10_000;
 
 /** An argument compared through a cast: never a bare `column = ?` in the member reads (see the constructor). */
@@ -170,7 +170,7 @@ export class AudienceRepository extends Repository {
         .select('p.definition as custom_definition')
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
     );
-    this.#proxyReads = new ReadsUntilChange(connections.changeMark, PROXY_READS_KEPT);
+    this.#proxyReads = new ReadsUntilChange<MemberCredentialForProxy>(connections.changeMark, PROXY_READS_KEPT, (read) => read.credential !== undefined);
   }
 
   /**
@@ -179,7 +179,8 @@ export class AudienceRepository extends Repository {
    * a busy end user's calls then cost no statement, and a revocation is still seen by the next call.
    */
   memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<Readonly<MemberCredentialForProxy>> {
-    // Neither a server id nor a provider slug holds a NUL, and the external id, which may, comes last.
+    // The external id holds no control character (its schema), so the last NUL ends the provider
+    // however the caller spelled it: no two calls' keys are the same text.
     return this.#proxyReads.get(`${serverId}\0${provider}\0${externalUserId}`, async () => {
       const [row] = await this.#memberCredentialForProxy(serverId, externalUserId, provider);
       const { auth_version, m_id, m_created_at, m_updated_at, custom_definition, ...credential } = row!;

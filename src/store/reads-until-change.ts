@@ -8,9 +8,13 @@
  *
  * The same object is handed out while it is kept, so callers must not change it, and may key what
  * they work out from it by it (a WeakMap: gone with it). Everything kept is dropped at the first call
- * after a commit.
+ * after a commit, and at the latest a minute after it was kept, so that nothing worked out from a read
+ * (an opened secret) outlives it for long on a node that went quiet.
  */
 import type { ChangeMark } from './connections.js';
+
+/** How long anything is kept at most, whatever the mark says. */
+const KEPT_AT_MOST_MS = 60_000;
 
 export class ReadsUntilChange<T> {
   #mark: number | null = null;
@@ -20,7 +24,19 @@ export class ReadsUntilChange<T> {
     private readonly changeMark: ChangeMark | null,
     /** Values kept at most; past it the oldest goes (a miss costs only the read). */
     private readonly capacity: number,
-  ) {}
+    /** Which values are worth a place (a read that found nothing is not: anyone can ask for any key). */
+    private readonly worthKeeping: (value: T) => boolean = () => true,
+  ) {
+    if (changeMark === null) return;
+    // Held weakly: the timer neither keeps a closed store's reads alive nor outlives them.
+    const self = new WeakRef(this);
+    const sweep = setInterval(() => {
+      const reads = self.deref();
+      if (reads) reads.#kept.clear();
+      else clearInterval(sweep);
+    }, KEPT_AT_MOST_MS);
+    sweep.unref();
+  }
 
   /** The value kept under `key` while nothing was committed since it was read; else `read()`'s, kept. */
   async get(key: string, read: () => Promise<T>): Promise<T> {
@@ -32,10 +48,11 @@ export class ReadsUntilChange<T> {
     }
     const kept = this.#kept.get(key);
     if (kept !== undefined) return kept;
-    // The reader's statement runs synchronously within read(), right after the mark was taken: what it
-    // returns is that state or a later one, and a later one moved the mark, so the next call reads again.
+    // `read` runs its statement synchronously, right after the mark was taken: what it returns is that
+    // state or a later one (a later one moved the mark, so the next call reads again). Where another
+    // call saw the mark move meanwhile, this value may be older than what is kept now: not kept.
     const value = await read();
-    if (this.#mark === mark) {
+    if (this.#mark === mark && this.worthKeeping(value)) {
       if (this.#kept.size >= this.capacity) this.#kept.delete(this.#kept.keys().next().value!);
       this.#kept.set(key, value);
     }

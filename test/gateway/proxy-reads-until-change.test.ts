@@ -2,8 +2,8 @@
  * A proxied call's read is answered from memory on SQLite until anything is committed
  * (store/reads-until-change.ts): the same object while nothing changes, so a busy end user's calls
  * cost no statement and no decryption; yet a change committed by anyone is seen by the very next call:
- * a credential deleted by another process's SQL, an account key revoked by the CLI, a credential stored
- * anew by the services. On PostgreSQL every call reads.
+ * a credential deleted or marked needs_reauth by another process's SQL, an account key revoked by the
+ * CLI, a credential stored anew by the services. On PostgreSQL every call reads.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -87,6 +87,14 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     const { member } = await read('u_sql');
     sqlInAnotherProcess(t.database.url, 'delete from credentials where member_id = $1', member!.id);
     expectProblem(await proxy('u_sql'), 404, 'credential_not_found');
+  });
+
+  it('refuses, at the next call, a credential another process marked as needing the end user again', async () => {
+    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_reauth', values: { apiKey: 'sk_reauth_0123456789' } });
+    for (let i = 0; i < 3; i++) expect((await proxy('u_reauth')).statusCode).toBe(200);
+    const { credential } = await read('u_reauth');
+    sqlInAnotherProcess(t.database.url, "update credentials set status = 'needs_reauth', error_code = 'credential_rejected' where id = $1", credential!.id);
+    expectProblem(await proxy('u_reauth'), 409, 'credential_needs_reauth');
   });
 
   it('refuses, at the next call, an account key the CLI revoked in another process', { timeout: 60_000 }, async () => {

@@ -80,9 +80,11 @@ export async function readForProxy(ctx: ServiceContext, serverId: string, extern
 /**
  * What a read gives every call made with it, worked out once per read object: its provider, and the
  * auth to inject while the credential is used as read. The store hands out the same object until
- * anything is committed (on SQLite: store/reads-until-change.ts), so a busy end user's calls parse the
- * definition and open the secret once, until the next revocation, refresh or other change; a new read
- * is a new object. Held weakly: the opened secret goes with the read it was opened from.
+ * anything is committed, and for a minute at most (on SQLite: store/reads-until-change.ts), so a busy
+ * end user's calls parse the definition and open the secret once a minute, or once per revocation,
+ * refresh or other change; a new read is a new object. Held weakly: the opened secret is let go with
+ * the read it was opened from. (The process holds the master key, which opens every stored secret, so
+ * an opened one kept this long is no new exposure to whoever can read its memory.)
  */
 interface WorkedOut {
   provider: Provider | null;
@@ -118,23 +120,29 @@ export async function prepareProxyCall(ctx: ServiceContext, read: ProxyRead, inp
   }
   const api = provider.api!;
   // Judged before the token is refreshed or the body read: a refused target costs the provider nothing.
-  const judged = proxyTarget(api, input.rawPath, input.rawQuery, input.pickedBaseUrl, ctx.outbound.allowPrivateUrls);
-  if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
+  const url = targetUrl(ctx, api, input, input.rawQuery);
   const row = await usableRow(ctx, stored, read.since);
   // A refreshed row is not the one read: its token is opened for this call alone.
-  const injected = row === stored ? injectedOnce(ctx, provider, known, row) : injectedAuth(ctx, provider, row);
+  const injected = row === stored ? injectedOnce(ctx, provider, known, row) : openInjection(ctx, provider, row);
   await noteUse(ctx, row);
-  return new ProxyCall(ctx, api, row, input, injected, judged.url);
+  return new ProxyCall(ctx, api, row, input, injected, url);
 }
 
 /** The read's own row's auth, its secret opened once per read object (WorkedOut). */
 function injectedOnce(ctx: ServiceContext, provider: Provider, known: WorkedOut, row: CredentialRow): InjectedAuth {
-  known.injected ??= injectedAuth(ctx, provider, row);
+  known.injected ??= openInjection(ctx, provider, row);
   return known.injected;
 }
 
+/** The URL to call with this query (proxy-target.ts), or the refusal. */
+function targetUrl(ctx: ServiceContext, api: ProviderApi, input: ProxyTargetInput, rawQuery: string): URL {
+  const judged = proxyTarget(api, input.rawPath, rawQuery, input.pickedBaseUrl, ctx.outbound.allowPrivateUrls);
+  if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
+  return judged.url;
+}
+
 /** The credential's secret opened, as the provider's API takes it; a stored value that cannot be sent is refused. */
-function injectedAuth(ctx: ServiceContext, provider: Provider, row: CredentialRow): InjectedAuth {
+function openInjection(ctx: ServiceContext, provider: Provider, row: CredentialRow): InjectedAuth {
   const secret = openCredentialSecret(ctx, row);
   if (secret.type === 'oauth2') return bearer(secret.accessToken);
   const made = provider.kind === 'static' ? staticInjection(provider, secret.values) : { refused: 'an OAuth provider holds no typed values' };
@@ -175,19 +183,13 @@ export class ProxyCall {
     this.#judgedUrl = judgedUrl;
   }
 
-  /** Where the call goes: the URL judged before, or with the credential's query parameters, judged again. */
+  /**
+   * Where the call goes: the URL judged before, or with the credential's query parameters, judged
+   * again (an injected query parameter cannot leave the path, but the URL is judged whole each time).
+   */
   #url(): URL {
     if (this.#injected.query.length === 0) return this.#judgedUrl;
-    const judged = proxyTarget(
-      this.#api,
-      this.#input.rawPath,
-      withQuery(this.#input.rawQuery, this.#injected.query),
-      this.#input.pickedBaseUrl,
-      this.#ctx.outbound.allowPrivateUrls,
-    );
-    // Judged once before; only an injected query parameter changed it, which cannot leave the path.
-    if ('refused' in judged) throw refusal('proxy_target_not_allowed', `The call cannot be made: ${judged.refused}.`);
-    return judged.url;
+    return targetUrl(this.#ctx, this.#api, this.#input, withQuery(this.#input.rawQuery, this.#injected.query));
   }
 
   /**
