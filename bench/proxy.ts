@@ -5,9 +5,11 @@
  *
  * - directly, by the load client;
  * - through Keyward: `GET /v1/end-users/{id}/proxy/bench-upstream/v1/small` with both keys, the member's
- *   static credential of a custom provider (`apiBaseUrl` the upstream, `auth: bearer:apiKey`) opened
- *   and injected per call, `keyward serve` in its default configuration (log level info: the request
- *   line and the 'proxied call' line);
+ *   static credential of a custom provider (`apiBaseUrl` the upstream, `auth: bearer:apiKey`) read
+ *   and injected per call (on SQLite the read and its opened secret are kept while nothing is committed:
+ *   store/reads-until-change.ts; the bench has one end user, so nearly every call finds them kept),
+ *   `keyward serve` in its default configuration (log level info: the request line and the 'proxied
+ *   call' line);
  * - through the floor (bench/proxy-floor.ts): Fastify + undici, a Map lookup of a fixed token and the
  *   request forwarded with `Authorization: Bearer <token>`, the answer streamed back.
  *
