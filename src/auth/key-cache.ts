@@ -13,24 +13,16 @@
  *
  * The rows kept hold digests, hints and dates, never a key itself.
  */
-import { InsertionOrderedMap } from '../primitives/insertion-ordered-map.js';
+import { BoundedMap } from '../primitives/insertion-ordered-map.js';
 import type { AccountKeyLookup, AuthLookups, ServerKeyLookup } from '../store/auth-lookups.js';
 
 /** Keys kept per kind; past this the oldest entry goes (a miss then costs one indexed read). */
 const MAX_CACHED_KEYS = 10_000;
 
-/** At most MAX_CACHED_KEYS entries: setting one more drops the oldest. */
-class BoundedMap<V> extends InsertionOrderedMap<V> {
-  override set(key: string, value: V): void {
-    if (this.size >= MAX_CACHED_KEYS && this.get(key) === undefined) this.delete(this.oldest()![0]);
-    super.set(key, value);
-  }
-}
-
 export class KeyCache {
   #version: string | null = null;
-  readonly #accountKeys = new BoundedMap<AccountKeyLookup>();
-  readonly #serverKeys = new BoundedMap<ServerKeyLookup>();
+  readonly #accountKeys = new BoundedMap<AccountKeyLookup>(MAX_CACHED_KEYS);
+  readonly #serverKeys = new BoundedMap<ServerKeyLookup>(MAX_CACHED_KEYS);
 
   constructor(private readonly lookups: AuthLookups) {}
 

@@ -1,7 +1,7 @@
 /**
  * A map that keeps its entries in the order they were last set and finds the oldest in constant
  * time, for the in-memory structures that drop their oldest entries as they go (the per-address
- * counters, the guard's cached keys).
+ * counters, the guard's cached keys, the proxy's kept reads).
  *
  * A plain Map is insertion-ordered too, but its first entry is not found in constant time: after many
  * deletions at its front, V8 walks over the holes they leave on every keys().next() until the table is
@@ -64,5 +64,17 @@ export class InsertionOrderedMap<V> {
       }
     }
     return undefined;
+  }
+}
+
+/** At most `capacity` entries: setting one more drops the oldest. */
+export class BoundedMap<V> extends InsertionOrderedMap<V> {
+  constructor(private readonly capacity: number) {
+    super();
+  }
+
+  override set(key: string, value: V): void {
+    if (this.size >= this.capacity && this.get(key) === undefined) this.delete(this.oldest()![0]);
+    super.set(key, value);
   }
 }

@@ -11,6 +11,7 @@
  * after a commit, and at the latest a minute after it was kept, so that nothing worked out from a read
  * (an opened secret) outlives it for long on a node that went quiet.
  */
+import { BoundedMap } from '../primitives/insertion-ordered-map.js';
 import type { ChangeMark } from './connections.js';
 
 /** How long anything is kept at most, whatever the mark says. */
@@ -18,15 +19,16 @@ const KEPT_AT_MOST_MS = 60_000;
 
 export class ReadsUntilChange<T> {
   #mark: number | null = null;
-  readonly #kept = new Map<string, T>();
+  readonly #kept: BoundedMap<T>;
 
   constructor(
     private readonly changeMark: ChangeMark | null,
     /** Values kept at most; past it the oldest goes (a miss costs only the read). */
-    private readonly capacity: number,
+    capacity: number,
     /** Which values are worth a place (a read that found nothing is not: anyone can ask for any key). */
     private readonly worthKeeping: (value: T) => boolean = () => true,
   ) {
+    this.#kept = new BoundedMap<T>(capacity);
     if (changeMark === null) return;
     // Held weakly: the timer neither keeps a closed store's reads alive nor outlives them.
     const self = new WeakRef(this);
@@ -52,10 +54,7 @@ export class ReadsUntilChange<T> {
     // state or a later one (a later one moved the mark, so the next call reads again). Where another
     // call saw the mark move meanwhile, this value may be older than what is kept now: not kept.
     const value = await read();
-    if (this.#mark === mark && this.worthKeeping(value)) {
-      if (this.#kept.size >= this.capacity) this.#kept.delete(this.#kept.keys().next().value!);
-      this.#kept.set(key, value);
-    }
+    if (this.#mark === mark && this.worthKeeping(value)) this.#kept.set(key, value);
     return value;
   }
 }

@@ -57,50 +57,55 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
   const read = (externalUserId: string) => t.ctx.store.audience.memberCredentialForProxy(tenant.serverId, externalUserId, 'ledger');
   const proxy = (externalUserId: string, callHeaders = headers) =>
     t.app.inject({ method: 'GET', url: `/v1/end-users/${externalUserId}/proxy/ledger/items`, headers: callHeaders });
+  const connect = (externalUserId: string, apiKey: string) => connectStatic(t.app, headers, { provider: 'ledger', externalUserId, values: { apiKey } });
+  /** Three calls that pass: on SQLite, the read is kept from the first on. */
+  const inUse = async (externalUserId: string, callHeaders = headers) => {
+    for (let i = 0; i < 3; i++) expect((await proxy(externalUserId, callHeaders)).statusCode).toBe(200);
+  };
 
   it('is the same object while nothing is committed on SQLite, a new one after any commit; on PostgreSQL a new one each time', async () => {
-    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_same', values: { apiKey: 'sk_same_0123456789' } });
+    await connect('u_same', 'sk_same_0123456789');
     const first = await read('u_same');
     expect(first.credential?.provider).toBe('ledger');
     const again = await read('u_same');
     expect(again === first).toBe(engine === 'sqlite');
     expect(again).toEqual(first);
     // Any commit, even one that touches another member, drops what was kept.
-    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_other', values: { apiKey: 'sk_other_0123456789' } });
+    await connect('u_other', 'sk_other_0123456789');
     const after = await read('u_same');
     expect(after === first).toBe(false);
     expect(after).toEqual(first);
   });
 
   it('sends the credential stored anew, from the next call', async () => {
-    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_new', values: { apiKey: 'sk_first_0123456789' } });
+    await connect('u_new', 'sk_first_0123456789');
     api.reset();
-    for (let i = 0; i < 3; i++) expect((await proxy('u_new')).statusCode).toBe(200);
-    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_new', values: { apiKey: 'sk_second_0123456789' } });
+    await inUse('u_new');
+    await connect('u_new', 'sk_second_0123456789');
     expect((await proxy('u_new')).statusCode).toBe(200);
     expect(api.received.map((r) => r.headers.authorization)).toEqual([...Array(3).fill('Bearer sk_first_0123456789'), 'Bearer sk_second_0123456789']);
   });
 
   it('refuses, at the next call, a credential another process deleted with SQL', async () => {
-    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_sql', values: { apiKey: 'sk_sql_0123456789' } });
-    for (let i = 0; i < 3; i++) expect((await proxy('u_sql')).statusCode).toBe(200);
+    await connect('u_sql', 'sk_sql_0123456789');
+    await inUse('u_sql');
     const { member } = await read('u_sql');
     sqlInAnotherProcess(t.database.url, 'delete from credentials where member_id = $1', member!.id);
     expectProblem(await proxy('u_sql'), 404, 'credential_not_found');
   });
 
   it('refuses, at the next call, a credential another process marked as needing the end user again', async () => {
-    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_reauth', values: { apiKey: 'sk_reauth_0123456789' } });
-    for (let i = 0; i < 3; i++) expect((await proxy('u_reauth')).statusCode).toBe(200);
+    await connect('u_reauth', 'sk_reauth_0123456789');
+    await inUse('u_reauth');
     const { credential } = await read('u_reauth');
     sqlInAnotherProcess(t.database.url, "update credentials set status = 'needs_reauth', error_code = 'credential_rejected' where id = $1", credential!.id);
     expectProblem(await proxy('u_reauth'), 409, 'credential_needs_reauth');
   });
 
   it('refuses, at the next call, an account key the CLI revoked in another process', { timeout: 60_000 }, async () => {
-    await connectStatic(t.app, headers, { provider: 'ledger', externalUserId: 'u_key', values: { apiKey: 'sk_key_0123456789' } });
+    await connect('u_key', 'sk_key_0123456789');
     const { keyId, headers: keyHeaders } = await newAccountKey(t.ctx, tenant, { label: 'revoked-by-cli' });
-    for (let i = 0; i < 3; i++) expect((await proxy('u_key', keyHeaders)).statusCode).toBe(200);
+    await inUse('u_key', keyHeaders);
     await cliJson(cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: t.masterKey.toString('base64') }), ['key', 'revoke', '--key', keyId]);
     expectProblem(await proxy('u_key', keyHeaders), 401, 'account_key_revoked');
   });
