@@ -2,22 +2,42 @@
 // The CLI runs the compiled JavaScript in dist/ (built by `npm run build`, which `npm install` runs),
 // on a supported Node (scripts/node-runtime.mjs): started with an older one, it runs itself again on
 // the Node that `npm install` brought, or says what it needs; a command that needs a Node started with
-// flags of its own runs itself again the same way. Nothing of dist/ is loaded before that check: the
+// flags of its own becomes one (below). Nothing of dist/ is loaded before that check: the
 // SQLite addon would crash an unsupported Node.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { broughtNode, isSupported, MINIMUM_NODE } from '../scripts/node-runtime.mjs';
 
 const args = process.argv.slice(2);
-// `audit export` streams a whole trail. On PostgreSQL every chunk is a round trip, and what is alive
-// across it makes V8 grow its young generation to its maximum: ~150 MiB more memory at a million
-// events for nothing live (bench/RESULTS.md, "The audit trail at a million events"). That size can
-// only be set when Node starts, so the command runs on a Node started with a small one: 4 MiB a
-// semi-space kept the peak flat at ~120 MiB and took no longer.
-const STARTUP_FLAGS = args[0] === 'audit' && args[1] === 'export' ? ['--max-semi-space-size=4'] : [];
+/**
+ * V8 takes the young generation's size only when Node starts, and two commands run better with a
+ * small one (4 MiB a semi-space) than with the default, which grows under load to 16 MiB a semi-space
+ * on Node 22 and to 64 MiB on Node 24:
+ * - `serve`: a proxied body's chunks are freed only when V8 collects the small objects that hold them,
+ *   and a young generation grown large collects seldom, so a fast 200 MiB download through the proxy
+ *   held up to 52 MiB of chunks already sent; with 4 MiB, 7 to 23 MiB, at the same CPU per call
+ *   (bench/RESULTS.md, "A young generation of 4 MiB by default").
+ * - `audit export`: on PostgreSQL every chunk is a round trip, and what is alive across it made V8 grow
+ *   the young generation to its maximum: ~150 MiB more memory at a million events for nothing live
+ *   (bench/RESULTS.md, "The audit trail at a million events"); 4 MiB kept the peak at ~120 MiB and
+ *   took no longer.
+ * A size the operator chose, on Node's command line or in NODE_OPTIONS, is kept.
+ */
+const YOUNG_GENERATION = '--max-semi-space-size=4';
+const wantsSmallYoungGeneration = args[0] === 'serve' || (args[0] === 'audit' && args[1] === 'export');
+const operatorsFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((flag) => flag.replaceAll('_', '-'));
+const STARTUP_FLAGS = wantsSmallYoungGeneration && !operatorsFlags.some((flag) => flag.startsWith('--max-semi-space-size')) ? [YOUNG_GENERATION] : [];
 const missingFlags = STARTUP_FLAGS.filter((flag) => !process.execArgv.includes(flag));
+const script = fileURLToPath(import.meta.url);
 
-if (isSupported(process.version) && missingFlags.length === 0) {
+// On a supported Node, the command becomes a Node started with its flags in this same process
+// (execve: same pid, no parent between the service and its supervisor's signals, no second process's
+// memory). A Node without execve (before 22.15) runs `serve` as it is, since a parent process would
+// cost more memory than the small young generation saves; `audit export` then runs as a child.
+if (isSupported(process.version) && missingFlags.length > 0 && typeof process.execve === 'function') {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...missingFlags, script, ...args], process.env);
+}
+if (isSupported(process.version) && (missingFlags.length === 0 || args[0] === 'serve')) {
   const { main } = await import('../dist/cli/main.js');
   const code = await main(args);
   // -1: a long-running command (serve) that ends on its own signal.
@@ -32,7 +52,7 @@ if (isSupported(process.version) && missingFlags.length === 0) {
   }
   // On the same Node, the caller's own flags go along (--max-old-space-size, --require…); an old Node's may not apply to the brought one.
   const flags = node === process.execPath ? [...process.execArgv, ...missingFlags] : STARTUP_FLAGS;
-  const child = spawn(node, [...flags, fileURLToPath(import.meta.url), ...args], { stdio: 'inherit' });
+  const child = spawn(node, [...flags, script, ...args], { stdio: 'inherit' });
   child.on('error', (error) => {
     process.stderr.write(`keyward: could not start ${node}: ${error.message}\n`);
     process.exit(1);

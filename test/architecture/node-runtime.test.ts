@@ -6,14 +6,14 @@
  * on these machines).
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript module of the install scripts, without declarations.
 import { BROUGHT_NODE, ensureSupportedNode, isSupported, systemNodeVersion } from '../../scripts/node-runtime.mjs';
-import { PROJECT_ROOT } from '../helpers/cli-process.js';
+import { cliEnv, newMasterKey, PROJECT_ROOT, startServe } from '../helpers/cli-process.js';
 
 const run = promisify(execFile);
 const scratch = mkdtempSync(join(tmpdir(), 'keyward-node-'));
@@ -162,3 +162,43 @@ function linkTarget(path: string): string | null {
     return null;
   }
 }
+
+/** The command line of a running process, and the processes it started (Linux's /proc). */
+function processOf(pid: number): { argv: string[]; children: string[] } {
+  const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+  return { argv, children };
+}
+
+describe('bin/keyward.js serve: the young generation (V8 takes its size only at start)', () => {
+  const served = async (settings: Record<string, string>) => {
+    const dir = mkdtempSync(join(scratch, 'serve-'));
+    return startServe(
+      cliEnv({ KEYWARD_DATABASE_URL: `sqlite:${join(dir, 'keyward.db')}`, KEYWARD_MASTER_KEY: newMasterKey(), KEYWARD_PORT: '0', ...settings }),
+    );
+  };
+
+  it('becomes, in the same process, a Node with 4 MiB semi-spaces: no parent between it and its signals', async () => {
+    const serve = await served({});
+    try {
+      const { argv, children } = processOf(serve.child.pid!);
+      expect(argv[0]).toBe(process.execPath);
+      expect(argv.slice(1, 2)).toEqual(['--max-semi-space-size=4']);
+      expect(argv.slice(-2)).toEqual([join(PROJECT_ROOT, 'bin', 'keyward.js'), 'serve']);
+      expect(children).toEqual([]);
+      expect((await fetch(`${serve.address}/healthz`)).status).toBe(200);
+    } finally {
+      // SIGTERM reaches the service itself, which stops on it.
+      expect(await serve.stop()).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  it('keeps a size the operator chose in NODE_OPTIONS', async () => {
+    const serve = await served({ NODE_OPTIONS: '--max-semi-space-size=8' });
+    try {
+      expect(processOf(serve.child.pid!).argv.join(' ')).not.toContain('--max-semi-space-size=4');
+    } finally {
+      await serve.stop();
+    }
+  });
+});
