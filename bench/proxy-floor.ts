@@ -13,7 +13,9 @@
  * - one undici request to the upstream (an Agent, keep-alive connections, as Keyward's outbound
  *   client), and its answer streamed back with its status and headers (hop-by-hop ones left out).
  *
- * No logger. FLOOR_UPSTREAM_URL (http://127.0.0.1:<port>), FLOOR_MEMBER, FLOOR_PROVIDER, FLOOR_TOKEN, PORT.
+ * No logger. FLOOR_UPSTREAM_URL (http://127.0.0.1:<port>), FLOOR_MEMBER, FLOOR_PROVIDER, FLOOR_TOKEN, PORT;
+ * FLOOR_AUDIENCE_PREFIX and FLOOR_AUDIENCE_SIZE (bench/proxy-audience.ts): the token also for members
+ * <prefix>1 … <prefix><size>.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import Fastify from 'fastify';
@@ -21,6 +23,9 @@ import { Agent, type Dispatcher } from 'undici';
 
 const upstream = new URL(process.env.FLOOR_UPSTREAM_URL ?? '');
 const tokens = new Map([[`${process.env.FLOOR_MEMBER}\u0000${process.env.FLOOR_PROVIDER}`, process.env.FLOOR_TOKEN ?? '']]);
+for (let n = 1; n <= Number(process.env.FLOOR_AUDIENCE_SIZE ?? 0); n += 1) {
+  tokens.set(`${process.env.FLOOR_AUDIENCE_PREFIX}${n}\u0000${process.env.FLOOR_PROVIDER}`, process.env.FLOOR_TOKEN ?? '');
+}
 const agent = new Agent();
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);

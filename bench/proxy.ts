@@ -33,13 +33,11 @@
  *   BENCH_PARTS=memory BENCH_DOWNLOAD_MIB=1000 npm run bench:proxy   # the memory cases only (BENCH_PARTS=load: the loads only)
  */
 import { randomBytes } from 'node:crypto';
-import type { EventEmitter } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
 import { CLI_ACTOR } from '../src/services/context.js';
@@ -49,8 +47,9 @@ import { addCustomStaticProvider } from '../src/services/providers/custom-provid
 import { createServer } from '../src/services/servers/servers.js';
 import { createAccount } from '../src/services/users/accounts.js';
 import type { Engine } from '../src/store/store.js';
-import { benchPostgres, cpuSeconds, type Started, startProcess } from './processes.js';
-import { type CpuProfile, monotonicMicros, topFunctions, type Windows } from './profile-top.js';
+import { benchPostgres, type Started, startProcess } from './processes.js';
+import { type CpuProfile, topFunctions, type Windows } from './profile-top.js';
+import { type Contender, contender, type Measured, meanOf, measureOnce, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -99,87 +98,6 @@ async function seed(env: Record<string, string>, upstreamUrl: string, token: str
   await ctx.store.close();
   return { authorization: `Bearer ${key}`, 'x-service-key': serverKey };
 }
-
-/** One load: the client's result, exact latencies, and CPU per request of the proxy (null: called directly) and of the upstream. */
-interface Measured {
-  requests: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  proxyCpu: number | null;
-  upstreamCpu: number;
-}
-
-const percentile = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
-/** Loads `url`, failing on any non-2xx answer; every 2xx answer's time kept (in ms, as autocannon measures it). */
-async function timedLoad(url: string, headers: Record<string, string>, seconds: number, connections: number) {
-  const times: number[] = [];
-  // Without a callback autocannon returns its instance, an EventEmitter that is also a promise of the result.
-  const tracker = autocannon({ url, headers, connections, duration: seconds }) as Promise<autocannon.Result> & EventEmitter;
-  tracker.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
-    if (status < 300) times.push(responseTime);
-  });
-  const result = await tracker;
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  const sorted = Float64Array.from(times).sort();
-  return { result, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-}
-
-/** A way of calling the upstream in the rounds: what it is called, where it answers, and every load of it. */
-interface Contender {
-  name: string;
-  /** The proxy's process; null when the client calls the upstream itself. */
-  proxy: Started | null;
-  url: string;
-  headers: Record<string, string>;
-  loads: Measured[];
-  answered: number;
-  windows: Windows;
-}
-
-function contender(name: string, proxy: Started | null, url: string, headers: Record<string, string>): Contender {
-  return { name, proxy, url, headers, loads: [], answered: 0, windows: { spans: [], requests: 0 } };
-}
-
-async function measureOnce(c: Contender, upstream: Started, seconds = SECONDS, connections = CONNECTIONS, record = true): Promise<Measured> {
-  const pid = c.proxy?.child.pid;
-  const from = monotonicMicros();
-  const [proxyBefore, upstreamBefore] = [pid ? cpuSeconds(pid) : 0, cpuSeconds(upstream.child.pid!)];
-  const { result, p50, p99 } = await timedLoad(c.url, c.headers, seconds, connections);
-  const requests = result.requests.total;
-  const measured: Measured = {
-    requests,
-    perSecond: result.requests.average,
-    p50,
-    p99,
-    proxyCpu: pid ? ((cpuSeconds(pid) - proxyBefore) * 1e6) / requests : null,
-    upstreamCpu: ((cpuSeconds(upstream.child.pid!) - upstreamBefore) * 1e6) / requests,
-  };
-  c.answered += requests;
-  if (record) {
-    c.windows.spans.push({ from, to: monotonicMicros() });
-    c.windows.requests += requests;
-    c.loads.push(measured);
-  }
-  return measured;
-}
-
-function meanOf(loads: Measured[]): Measured {
-  const mean = (pick: (m: Measured) => number) => loads.reduce((sum, m) => sum + pick(m), 0) / loads.length;
-  return {
-    requests: mean((m) => m.requests),
-    perSecond: mean((m) => m.perSecond),
-    p50: mean((m) => m.p50),
-    p99: mean((m) => m.p99),
-    proxyCpu: loads[0]!.proxyCpu === null ? null : mean((m) => m.proxyCpu!),
-    upstreamCpu: mean((m) => m.upstreamCpu),
-  };
-}
-
-const row = (name: string, m: Measured) =>
-  `${name.padEnd(44)} ${m.perSecond.toFixed(0).padStart(6)} req/s   p50 ${m.p50.toFixed(2).padStart(5)} ms   p99 ${m.p99.toFixed(2).padStart(6)} ms   ` +
-  `proxy ${m.proxyCpu === null ? '   —' : m.proxyCpu.toFixed(0).padStart(4)} µs CPU/req   upstream ${m.upstreamCpu.toFixed(0).padStart(3)} µs CPU/req`;
 
 /** The body each way answers: Keyward's and the floor's must be the upstream's own, byte for byte. */
 async function sameAnswer(direct: Contender, through: Contender[]) {
@@ -348,7 +266,7 @@ async function rounds(engine: Engine, upstream: Started, direct: Contender, ours
   for (const c of all) await measureOnce(c, upstream, 3, CONNECTIONS, false);
   for (let round = 1; round <= ROUNDS; round += 1) {
     const order = round % 2 === 1 ? all : [...all].reverse();
-    for (const c of order) await measureOnce(c, upstream);
+    for (const c of order) await measureOnce(c, upstream, SECONDS, CONNECTIONS);
     const [k, f] = [ours.loads.at(-1)!, floors.loads.at(-1)!];
     console.log(`round ${round}/${ROUNDS} (${engine}, ${order === all ? 'in order' : 'reversed'}, load average ${loadavg()[0]!.toFixed(2)}):`);
     for (const c of all) console.log(`  ${row(c.name, c.loads.at(-1)!)}`);
