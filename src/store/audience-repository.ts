@@ -138,6 +138,7 @@ function memberOf(row: { m_id: string | null; m_created_at: string | null; m_upd
 export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
   readonly #memberCredentialForProxy;
+  readonly #recordUse;
   readonly #proxyReads: ReadsUntilChange<MemberCredentialForProxy>;
 
   constructor(connections: Connections) {
@@ -169,6 +170,15 @@ export class AudienceRepository extends Repository {
         .leftJoin('custom_providers as p', (join) => join.onRef('p.server_id', '=', 'm.server_id').onRef('p.slug', '=', 'c.provider'))
         .select('p.definition as custom_definition')
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
+    );
+    // Every proxied call and secret read may make this write (once a minute per credential): built and
+    // compiled once, it costs the engine's work alone; its arguments are cast for the reason above.
+    this.#recordUse = preparedQuery(connections.runAlone.bind(connections), 3, (id: string, at: string, threshold: string) =>
+      root
+        .updateTable('credentials')
+        .set({ last_used_at: asText(at) })
+        .where('id', '=', asText(id))
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', asText(threshold))])),
     );
     this.#proxyReads = new ReadsUntilChange<MemberCredentialForProxy>(connections.changeMark, PROXY_READS_KEPT, (read) => read.credential !== undefined);
   }
@@ -395,12 +405,7 @@ export class AudienceRepository extends Repository {
    * minute between them.
    */
   async recordUse(id: string, at: string, threshold: string): Promise<void> {
-    await this.db
-      .updateTable('credentials')
-      .set({ last_used_at: at })
-      .where('id', '=', id)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', threshold)]))
-      .execute();
+    await this.#recordUse(id, at, threshold);
   }
 
   /**
