@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import { type Provider, type ProviderApi, proxiable } from '../../catalog/provider-definition.js';
 import { discard, OutboundError } from '../../outbound/outbound-http.js';
 import { iso } from '../../primitives/clock.js';
+import { BoundedMap } from '../../primitives/insertion-ordered-map.js';
 import type { MemberCredentialForProxy } from '../../store/audience-repository.js';
 import type { CredentialRow } from '../../store/schema.js';
 import { endUserNotFound } from '../audience/members.js';
@@ -92,11 +93,29 @@ interface WorkedOut {
 }
 const workedOut = new WeakMap<Readonly<MemberCredentialForProxy>, WorkedOut>();
 
+/**
+ * Custom providers' definitions as parsed, by their text. A read is a new object on every call on
+ * PostgreSQL, and after every commit on SQLite, yet the few definitions it carries are the same texts:
+ * parsing one again cost ~15 µs a call where calls are spread over many end users (bench/RESULTS.md,
+ * "Calls spread over an audience"). A changed definition is another text, so nothing stale is found;
+ * the parsed objects are shared, and never written.
+ */
+const parsedDefinitions = new BoundedMap<Provider>(1_000);
+
+function customProvider(definition: string): Provider {
+  let provider = parsedDefinitions.get(definition);
+  if (!provider) {
+    provider = JSON.parse(definition) as Provider;
+    parsedDefinitions.set(definition, provider);
+  }
+  return provider;
+}
+
 function workedOutOf(ctx: ServiceContext, found: Readonly<MemberCredentialForProxy>, slug: string): WorkedOut {
   let known = workedOut.get(found);
   if (!known) {
     // A catalog slug is never a custom provider's (custom-providers.ts refuses it).
-    const provider = ctx.catalog(slug) ?? (found.customDefinition === null ? null : (JSON.parse(found.customDefinition) as Provider));
+    const provider = ctx.catalog(slug) ?? (found.customDefinition === null ? null : customProvider(found.customDefinition));
     known = { provider };
     workedOut.set(found, known);
   }
