@@ -15,7 +15,7 @@ const args = process.argv.slice(2);
  * on Node 22 and to 64 MiB on Node 24:
  * - `serve`: a proxied body's chunks are freed only when V8 collects the small objects that hold them,
  *   and a young generation grown large collects seldom, so a fast 200 MiB download through the proxy
- *   held up to 52 MiB of chunks already sent; with 4 MiB, 7 to 23 MiB, at the same CPU per call
+ *   held up to 52 MiB of chunks already sent; with 4 MiB, 1 to 26 MiB, at the same CPU per call
  *   (bench/RESULTS.md, "A young generation of 4 MiB by default").
  * - `audit export`: on PostgreSQL every chunk is a round trip, and what is alive across it made V8 grow
  *   the young generation to its maximum: ~150 MiB more memory at a million events for nothing live
