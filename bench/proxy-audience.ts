@@ -25,15 +25,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
-import { CLI_ACTOR } from '../src/services/context.js';
 import { credentialAad } from '../src/services/credentials/credentials.js';
-import { createAccountKey } from '../src/services/keys/account-keys.js';
-import { addCustomStaticProvider } from '../src/services/providers/custom-providers.js';
-import { createServer } from '../src/services/servers/servers.js';
-import { createAccount } from '../src/services/users/accounts.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
-import { type Contender, contender, meanOf, measureOnce, row } from './proxy-load.js';
+import { benchServer, type Contender, contender, meanOf, measureOnce, PROVIDER, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -42,24 +37,13 @@ const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as E
 const AUDIENCE = Number(process.env.BENCH_AUDIENCE ?? 1_000_000);
 const SPREADS = [1_000, AUDIENCE];
 const PREFIX = 'auth0|spread-';
-const PROVIDER = 'bench-upstream';
 /** Rows a statement inserts: 24 columns a credential, within both engines' limits on parameters. */
 const BATCH = 1_000;
 
 /** The audience, written straight into the tables a batch at a time, each secret sealed as storeCredential seals it. */
 async function seed(env: Record<string, string>, upstreamUrl: string, token: string) {
   const { ctx } = await openContext(loadConfig(env));
-  const { accountId } = await createAccount(ctx, { name: 'Bench audience', email: 'audience@example.test' });
-  const { serverId, serverKey } = await createServer(ctx, { accountId, name: 'audience', mode: 'business', actor: CLI_ACTOR });
-  const { key } = await createAccountKey(ctx, { accountId, label: 'bench', actor: CLI_ACTOR });
-  await addCustomStaticProvider(ctx, {
-    serverId,
-    slug: PROVIDER,
-    name: 'Bench upstream',
-    fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
-    api: { apiBaseUrl: upstreamUrl, auth: 'bearer:apiKey' },
-    actor: CLI_ACTOR,
-  });
+  const { serverId, headers } = await benchServer(ctx, 'Bench audience', upstreamUrl);
   const started = performance.now();
   const now = new Date().toISOString();
   for (let first = 1; first <= AUDIENCE; first += BATCH) {
@@ -96,7 +80,7 @@ async function seed(env: Record<string, string>, upstreamUrl: string, token: str
   }
   await ctx.store.close();
   console.log(`seeded ${AUDIENCE.toLocaleString('en')} members with a credential each in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  return { authorization: `Bearer ${key}`, 'x-service-key': serverKey };
+  return headers;
 }
 
 /** Each request's path: the next member of the first `spread`, in turn. */

@@ -1,10 +1,16 @@
 /**
  * The loads of the proxy benchmarks (bench/proxy.ts, bench/proxy-audience.ts): one contender (a way
  * of calling the upstream) loaded by autocannon for a while, with every answer's exact time, and the
- * CPU per request of the proxy's process and of the upstream's, read from /proc.
+ * CPU per request of the proxy's process and of the upstream's, read from /proc; and the account,
+ * server, key and custom provider both call through.
  */
 import type { EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
+import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
+import { createAccountKey } from '../src/services/keys/account-keys.js';
+import { addCustomStaticProvider } from '../src/services/providers/custom-providers.js';
+import { createServer } from '../src/services/servers/servers.js';
+import { createAccount } from '../src/services/users/accounts.js';
 import { cpuSeconds, type Started } from './processes.js';
 import { monotonicMicros, type Windows } from './profile-top.js';
 
@@ -94,3 +100,22 @@ export function meanOf(loads: Measured[]): Measured {
 export const row = (name: string, m: Measured) =>
   `${name.padEnd(44)} ${m.perSecond.toFixed(0).padStart(6)} req/s   p50 ${m.p50.toFixed(2).padStart(5)} ms   p99 ${m.p99.toFixed(2).padStart(6)} ms   ` +
   `proxy ${m.proxyCpu === null ? '   —' : m.proxyCpu.toFixed(0).padStart(4)} µs CPU/req   upstream ${m.upstreamCpu.toFixed(0).padStart(3)} µs CPU/req`;
+
+/** The custom provider both benchmarks call through: the upstream as its API, its one field sent as a bearer token. */
+export const PROVIDER = 'bench-upstream';
+
+/** An account, its business-mode server with the custom provider, and the account's key: what the loads send. */
+export async function benchServer(ctx: ServiceContext, name: string, upstreamUrl: string) {
+  const { accountId } = await createAccount(ctx, { name, email: `${name.toLowerCase().replaceAll(' ', '-')}@example.test` });
+  const { serverId, serverKey } = await createServer(ctx, { accountId, name, mode: 'business', actor: CLI_ACTOR });
+  const { key } = await createAccountKey(ctx, { accountId, label: 'bench', actor: CLI_ACTOR });
+  await addCustomStaticProvider(ctx, {
+    serverId,
+    slug: PROVIDER,
+    name: 'Bench upstream',
+    fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+    api: { apiBaseUrl: upstreamUrl, auth: 'bearer:apiKey' },
+    actor: CLI_ACTOR,
+  });
+  return { accountId, serverId, headers: { authorization: `Bearer ${key}`, 'x-service-key': serverKey } };
+}

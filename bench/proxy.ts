@@ -42,14 +42,10 @@ import { loadConfig } from '../src/config.js';
 import { openContext } from '../src/runtime.js';
 import { CLI_ACTOR } from '../src/services/context.js';
 import { storeCredential } from '../src/services/credentials/credentials.js';
-import { createAccountKey } from '../src/services/keys/account-keys.js';
-import { addCustomStaticProvider } from '../src/services/providers/custom-providers.js';
-import { createServer } from '../src/services/servers/servers.js';
-import { createAccount } from '../src/services/users/accounts.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
 import { type CpuProfile, topFunctions, type Windows } from './profile-top.js';
-import { type Contender, contender, type Measured, meanOf, measureOnce, row } from './proxy-load.js';
+import { benchServer, type Contender, contender, type Measured, meanOf, measureOnce, PROVIDER, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -65,7 +61,6 @@ const SLOW_MIB_PER_SECOND = Number(process.env.BENCH_SLOW_MIB_PER_SECOND ?? 16);
 /** Which parts run: the loads (CPU and latency) and the memory cases; both unless told. */
 const PARTS = (process.env.BENCH_PARTS ?? 'load,memory').split(',');
 const MEMBER = 'auth0|bench-user';
-const PROVIDER = 'bench-upstream';
 const MiB = 1024 * 1024;
 /** The aims. */
 const MAX_CPU_RATIO = 2;
@@ -75,17 +70,7 @@ const MAX_RSS_GROWTH_MIB = 32;
 
 async function seed(env: Record<string, string>, upstreamUrl: string, token: string) {
   const { ctx } = await openContext(loadConfig(env));
-  const { accountId } = await createAccount(ctx, { name: 'Bench', email: 'bench@example.test' });
-  const { serverId, serverKey } = await createServer(ctx, { accountId, name: 'bench', mode: 'business', actor: CLI_ACTOR });
-  const { key } = await createAccountKey(ctx, { accountId, label: 'bench', actor: CLI_ACTOR });
-  await addCustomStaticProvider(ctx, {
-    serverId,
-    slug: PROVIDER,
-    name: 'Bench upstream',
-    fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
-    api: { apiBaseUrl: upstreamUrl, auth: 'bearer:apiKey' },
-    actor: CLI_ACTOR,
-  });
+  const { accountId, serverId, headers } = await benchServer(ctx, 'Bench', upstreamUrl);
   await storeCredential(ctx, {
     accountId,
     serverId,
@@ -96,7 +81,7 @@ async function seed(env: Record<string, string>, upstreamUrl: string, token: str
     now: new Date().toISOString(),
   });
   await ctx.store.close();
-  return { authorization: `Bearer ${key}`, 'x-service-key': serverKey };
+  return headers;
 }
 
 /** The body each way answers: Keyward's and the floor's must be the upstream's own, byte for byte. */
