@@ -32,10 +32,17 @@ const script = fileURLToPath(import.meta.url);
 
 // On a supported Node, the command becomes a Node started with its flags in this same process
 // (execve: same pid, no parent between the service and its supervisor's signals, no second process's
-// memory). A Node without execve (before 22.15) runs `serve` as it is, since a parent process would
-// cost more memory than the small young generation saves; `audit export` then runs as a child.
-if (isSupported(process.version) && missingFlags.length > 0 && typeof process.execve === 'function') {
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...missingFlags, script, ...args], process.env);
+// memory). Not where a parent talks to this process over an IPC channel (fork(), a cluster worker,
+// process managers in those modes): Node has already taken the channel's descriptor out of the
+// environment, so the new Node would lose it. Nor where execve is missing (Node before 22.15) or
+// refused (the permission model): there `serve` runs as it is, since a parent process would cost more
+// memory than the small young generation saves, and `audit export` runs as a child.
+if (isSupported(process.version) && missingFlags.length > 0 && typeof process.execve === 'function' && process.channel === undefined) {
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...missingFlags, script, ...args], process.env);
+  } catch {
+    // Refused before anything was replaced: run as below.
+  }
 }
 if (isSupported(process.version) && (missingFlags.length === 0 || args[0] === 'serve')) {
   const { main } = await import('../dist/cli/main.js');

@@ -402,7 +402,7 @@ export class AudienceRepository extends Repository {
   /**
    * Records a use at `at` unless one was recorded after `threshold` (a minute before): one guarded
    * UPDATE, never read-modify-write, so readers and proxied calls on every node write at most once a
-   * minute between them.
+   * minute between them. It runs alone (Connections.runAlone): never inside a transaction.
    */
   async recordUse(id: string, at: string, threshold: string): Promise<void> {
     await this.#recordUse(id, at, threshold);

@@ -82,8 +82,8 @@ export async function readForProxy(ctx: ServiceContext, serverId: string, extern
  * What a read gives every call made with it, worked out once per read object: its provider, and the
  * auth to inject while the credential is used as read. The store hands out the same object until
  * anything is committed, and for a minute at most (on SQLite: store/reads-until-change.ts), so a busy
- * end user's calls parse the definition and open the secret once a minute, or once per revocation,
- * refresh or other change; a new read is a new object. Held weakly: the opened secret is let go with
+ * end user's calls open the secret once a minute, or once per revocation, refresh or other change (a
+ * custom definition is parsed once per text: parsedDefinitions below); a new read is a new object. Held weakly: the opened secret is let go with
  * the read it was opened from. (The process holds the master key, which opens every stored secret, so
  * an opened one kept this long is no new exposure to whoever can read its memory.)
  */
