@@ -28,7 +28,7 @@ import { openContext } from '../src/runtime.js';
 import { credentialAad } from '../src/services/credentials/credentials.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
-import { benchServer, type Contender, contender, meanOf, measureOnce, PROVIDER, row } from './proxy-load.js';
+import { benchServer, type Contender, contender, interleavedRounds, meanOf, PROVIDER, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -37,7 +37,7 @@ const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as E
 const AUDIENCE = Number(process.env.BENCH_AUDIENCE ?? 1_000_000);
 const SPREADS = [1_000, AUDIENCE];
 const PREFIX = 'auth0|spread-';
-/** Rows a statement inserts: 24 columns a credential, within both engines' limits on parameters. */
+/** Rows a statement inserts: 22 columns a credential, within both engines' limits on parameters. */
 const BATCH = 1_000;
 
 /** The audience, written straight into the tables a batch at a time, each secret sealed as storeCredential seals it. */
@@ -93,16 +93,8 @@ function spreadOver(spread: number, base: string): () => string {
 }
 
 async function spreadRounds(engine: Engine, upstream: Started, spread: number, ours: Contender, floor: Contender) {
-  const all = [ours, floor];
-  for (const c of all) await measureOnce(c, upstream, 3, CONNECTIONS, false);
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    const order = round % 2 === 1 ? all : [...all].reverse();
-    for (const c of order) await measureOnce(c, upstream, SECONDS, CONNECTIONS);
-    const [k, f] = [ours.loads.at(-1)!, floor.loads.at(-1)!];
-    console.log(`round ${round}/${ROUNDS} (${engine}, over ${spread.toLocaleString('en')} members, load average ${loadavg()[0]!.toFixed(2)}):`);
-    for (const c of all) console.log(`  ${row(c.name, c.loads.at(-1)!)}`);
-    console.log(`  Keyward/floor by the proxy's CPU per request: ${(k.proxyCpu! / f.proxyCpu!).toFixed(2)}`);
-  }
+  const what = `${engine}, over ${spread.toLocaleString('en')} members`;
+  await interleavedRounds(what, upstream, [ours, floor], ours, floor, { seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS });
   const [o, f] = [meanOf(ours.loads), meanOf(floor.loads)];
   const perRound = ours.loads.map((k, i) => (k.proxyCpu! / floor.loads[i]!.proxyCpu!).toFixed(2)).join(', ');
   return { keyward: o.proxyCpu!, floor: f.proxyCpu!, lines: [row(ours.name, o), row(floor.name, f)], perRound };

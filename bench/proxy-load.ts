@@ -5,6 +5,7 @@
  * server, key and custom provider both call through.
  */
 import type { EventEmitter } from 'node:events';
+import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
 import { createAccountKey } from '../src/services/keys/account-keys.js';
@@ -118,4 +119,28 @@ export async function benchServer(ctx: ServiceContext, name: string, upstreamUrl
     actor: CLI_ACTOR,
   });
   return { accountId, serverId, headers: { authorization: `Bearer ${key}`, 'x-service-key': serverKey } };
+}
+
+/**
+ * A warm-up of each contender (JIT, pools, the upstream's connections; not counted), then `rounds`
+ * rounds loading each in turn, the order reversed every other round, each round printed with Keyward's
+ * CPU per request against the floor's.
+ */
+export async function interleavedRounds(
+  what: string,
+  upstream: Started,
+  all: Contender[],
+  ours: Contender,
+  floor: Contender,
+  { seconds, rounds, connections }: { seconds: number; rounds: number; connections: number },
+): Promise<void> {
+  for (const c of all) await measureOnce(c, upstream, 3, connections, false);
+  for (let round = 1; round <= rounds; round += 1) {
+    const order = round % 2 === 1 ? all : [...all].reverse();
+    for (const c of order) await measureOnce(c, upstream, seconds, connections);
+    const [k, f] = [ours.loads.at(-1)!, floor.loads.at(-1)!];
+    console.log(`round ${round}/${rounds} (${what}, ${order === all ? 'in order' : 'reversed'}, load average ${loadavg()[0]!.toFixed(2)}):`);
+    for (const c of all) console.log(`  ${row(c.name, c.loads.at(-1)!)}`);
+    console.log(`  Keyward/floor by the proxy's CPU per request: ${(k.proxyCpu! / f.proxyCpu!).toFixed(2)}`);
+  }
 }

@@ -45,7 +45,7 @@ import { storeCredential } from '../src/services/credentials/credentials.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
 import { type CpuProfile, topFunctions, type Windows } from './profile-top.js';
-import { benchServer, type Contender, contender, type Measured, meanOf, measureOnce, PROVIDER, row } from './proxy-load.js';
+import { benchServer, type Contender, contender, interleavedRounds, type Measured, meanOf, measureOnce, PROVIDER, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -247,16 +247,7 @@ const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
 /** The interleaved rounds at CONNECTIONS, one load at one connection, and the CPU and latency aims. */
 async function rounds(engine: Engine, upstream: Started, direct: Contender, ours: Contender, floors: Contender, say: (line: string) => void) {
   const all = [direct, ours, floors];
-  // Warm-up (JIT, pools, the upstream's connections), not counted.
-  for (const c of all) await measureOnce(c, upstream, 3, CONNECTIONS, false);
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    const order = round % 2 === 1 ? all : [...all].reverse();
-    for (const c of order) await measureOnce(c, upstream, SECONDS, CONNECTIONS);
-    const [k, f] = [ours.loads.at(-1)!, floors.loads.at(-1)!];
-    console.log(`round ${round}/${ROUNDS} (${engine}, ${order === all ? 'in order' : 'reversed'}, load average ${loadavg()[0]!.toFixed(2)}):`);
-    for (const c of all) console.log(`  ${row(c.name, c.loads.at(-1)!)}`);
-    console.log(`  Keyward/floor by the proxy's CPU per request: ${(k.proxyCpu! / f.proxyCpu!).toFixed(2)}`);
-  }
+  await interleavedRounds(engine, upstream, all, ours, floors, { seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS });
   const [d, o, f] = all.map((c) => meanOf(c.loads)) as [Measured, Measured, Measured];
   // One connection: nothing queues, so a p50 is a call's own latency.
   const single = [];

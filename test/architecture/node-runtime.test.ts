@@ -5,7 +5,7 @@
  * needs). These run the real scripts, on the real old Node where the machine has one (Debian's Node 20
  * on these machines).
  */
-import { execFile, execFileSync, fork } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -205,24 +205,13 @@ describe.skipIf(typeof process.execve !== 'function')('bin/keyward.js serve: the
   it('runs as it is under a parent that talks to it over IPC (fork, cluster): a new Node would lose the channel', async () => {
     const dir = mkdtempSync(join(scratch, 'serve-ipc-'));
     const env = cliEnv({ KEYWARD_DATABASE_URL: `sqlite:${join(dir, 'keyward.db')}`, KEYWARD_MASTER_KEY: newMasterKey(), KEYWARD_PORT: '0' });
-    const child = fork(join(PROJECT_ROOT, 'bin', 'keyward.js'), ['serve'], { cwd: PROJECT_ROOT, env, silent: true });
+    const serve = await startServe(env, 60_000, [], { ipc: true });
     try {
-      const address = await new Promise<string>((resolve, reject) => {
-        let buffered = '';
-        child.stdout!.on('data', (chunk: Buffer) => {
-          buffered += chunk.toString('utf8');
-          const listening = /"address":"(http:[^"]+)","publicUrl".*"msg":"Keyward is listening"/.exec(buffered);
-          if (listening) resolve(listening[1]!);
-        });
-        child.once('exit', (code) => reject(new Error(`keyward serve exited (${code}) before listening`)));
-      });
-      expect(child.connected).toBe(true);
-      expect(processOf(child.pid!).argv).not.toContain('--max-semi-space-size=4');
-      expect((await fetch(`${address}/healthz`)).status).toBe(200);
+      expect(serve.child.connected).toBe(true);
+      expect(processOf(serve.child.pid!).argv).not.toContain('--max-semi-space-size=4');
+      expect((await fetch(`${serve.address}/healthz`)).status).toBe(200);
     } finally {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+      await serve.stop();
     }
   });
 });

@@ -69,8 +69,10 @@ export interface ServeProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000, args: string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['bin/keyward.js', 'serve', ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** With `ipc`, the service is started with an IPC channel to this process, as fork() and cluster workers are. */
+export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000, args: string[] = [], { ipc = false } = {}): Promise<ServeProcess> {
+  const stdio = ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'];
+  const child = spawn(process.execPath, ['bin/keyward.js', 'serve', ...args], { cwd: PROJECT_ROOT, env, stdio: stdio as ('ignore' | 'pipe' | 'ipc')[] });
   const lines: string[] = [];
   let stderr = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
