@@ -102,6 +102,26 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     expectProblem(await proxy('u_reauth'), 409, 'credential_needs_reauth');
   });
 
+  it('never sends a secret copied onto another member’s row, though the secret is kept opened for its own', async () => {
+    // Opened secrets are kept by their sealed bytes (credentials/opened-secrets.ts): the bytes alone
+    // must not find them, or a row given another row's bytes would be sent that row's secret.
+    await connect('u_source', 'sk_source_0123456789');
+    await connect('u_target', 'sk_target_0123456789');
+    await inUse('u_source');
+    await inUse('u_target');
+    const source = (await read('u_source')).credential!;
+    const target = (await read('u_target')).credential!;
+    api.reset();
+    sqlInAnotherProcess(t.database.url, `update credentials set secret = (select secret from credentials where id = '${source.id}') where id = $1`, target.id);
+    const answer = await proxy('u_target');
+    expect(answer.statusCode).toBe(500);
+    expect(api.received).toEqual([]);
+    expect(answer.body).not.toContain('sk_source');
+    // The source's own calls still go, with its own secret.
+    expect((await proxy('u_source')).statusCode).toBe(200);
+    expect(api.received.map((r) => r.headers.authorization)).toEqual(['Bearer sk_source_0123456789']);
+  });
+
   it('refuses, at the next call, an account key the CLI revoked in another process', { timeout: 60_000 }, async () => {
     await connect('u_key', 'sk_key_0123456789');
     const { keyId, headers: keyHeaders } = await newAccountKey(t.ctx, tenant, { label: 'revoked-by-cli' });

@@ -21,6 +21,7 @@ import type { CredentialRow } from '../../store/schema.js';
 import { endUserNotFound } from '../audience/members.js';
 import type { ServiceContext } from '../context.js';
 import { openCredentialSecret } from '../credentials/credentials.js';
+import { keptOpenedSecret } from '../credentials/opened-secrets.js';
 import { noteUse } from '../credentials/usage.js';
 import { DomainError } from '../domain-error.js';
 import { callerResponseHeaders, upstreamRequestHeaders } from '../gateway/proxy-headers.js';
@@ -82,10 +83,12 @@ export async function readForProxy(ctx: ServiceContext, serverId: string, extern
  * What a read gives every call made with it, worked out once per read object: its provider, and the
  * auth to inject while the credential is used as read. The store hands out the same object until
  * anything is committed, and for a minute at most (on SQLite: store/reads-until-change.ts), so a busy
- * end user's calls open the secret once a minute, or once per revocation, refresh or other change (a
- * custom definition is parsed once per text: parsedDefinitions below); a new read is a new object. Held weakly: the opened secret is let go with
- * the read it was opened from. (The process holds the master key, which opens every stored secret, so
- * an opened one kept this long is no new exposure to whoever can read its memory.)
+ * end user's calls work it out once a minute, or once per revocation, refresh or other change; a new
+ * read is a new object (on PostgreSQL, every call's), and then the secret is still opened only once a
+ * minute per sealed value (credentials/opened-secrets.ts), and a custom definition parsed once per
+ * text (parsedDefinitions below). Held weakly: what was worked out goes with the read. (The process
+ * holds the master key, which opens every stored secret, so an opened one kept this long is no new
+ * exposure to whoever can read its memory.)
  */
 interface WorkedOut {
   provider: Provider | null;
@@ -162,7 +165,7 @@ function targetUrl(ctx: ServiceContext, api: ProviderApi, input: ProxyTargetInpu
 
 /** The credential's secret opened, as the provider's API takes it; a stored value that cannot be sent is refused. */
 function openInjection(ctx: ServiceContext, provider: Provider, row: CredentialRow): InjectedAuth {
-  const secret = openCredentialSecret(ctx, row);
+  const secret = keptOpenedSecret(ctx, row);
   if (secret.type === 'oauth2') return bearer(secret.accessToken);
   const made = provider.kind === 'static' ? staticInjection(provider, secret.values) : { refused: 'an OAuth provider holds no typed values' };
   if ('refused' in made) throw refusal('credential_needs_reauth', `The stored credential cannot be sent: ${made.refused}. The end user must connect again.`);
