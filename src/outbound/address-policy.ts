@@ -75,13 +75,10 @@ export function hostRefusal(url: URL): string | null {
   return null;
 }
 
-function parsedOrRefusal(raw: string, allowPrivateUrls: boolean): URL | UrlRefusal {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return { reason: 'must be an absolute URL', private: false };
-  }
+function parsedOrRefusal(raw: string | URL, allowPrivateUrls: boolean): URL | UrlRefusal {
+  // A URL already parsed is taken as it is: parsing its text again gives the same URL.
+  const url = raw instanceof URL ? raw : URL.parse(raw);
+  if (url === null) return { reason: 'must be an absolute URL', private: false };
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return { reason: 'must be https', private: false };
   if (url.username || url.password || url.hash) return { reason: 'must not carry credentials or a #fragment', private: false };
   if (url.protocol === 'http:' && !allowPrivateUrls) return { reason: 'must be https', private: true };
@@ -89,7 +86,7 @@ function parsedOrRefusal(raw: string, allowPrivateUrls: boolean): URL | UrlRefus
 }
 
 /** The checks of CONTRACT 3 on a URL Keyward is to call, at configuration time and again at call time. */
-export function outboundUrlRefusal(raw: string, allowPrivateUrls: boolean): UrlRefusal | null {
+export function outboundUrlRefusal(raw: string | URL, allowPrivateUrls: boolean): UrlRefusal | null {
   const url = parsedOrRefusal(raw, allowPrivateUrls);
   if (!(url instanceof URL)) return url;
   const host = allowPrivateUrls ? null : hostRefusal(url);

@@ -188,7 +188,7 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
   });
 
   /** The address policy, on every call (the pinned lookup checks again what the name resolves to). */
-  const refuseUrl = (url: string) => {
+  const refuseUrl = (url: string | URL) => {
     const refusal = outboundUrlRefusal(url, options.allowPrivateUrls);
     if (refusal) throw new OutboundError('refused', `the URL ${refusal.reason}`);
   };
@@ -270,7 +270,7 @@ export function createOutbound(options: OutboundOptions): OutboundHttp {
   }
 
   async function stream(url: URL, request: OutboundStreamRequest): Promise<OutboundStreamAnswer> {
-    refuseUrl(url.href);
+    refuseUrl(url);
     try {
       const answer = await agent.request({
         origin: url.origin,
