@@ -14,7 +14,7 @@
  *   BENCH_PROFILE_DIR=/tmp/profile npm run bench   # V8 CPU profiles of Keyward and the floor, and their top ten
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -30,7 +30,7 @@ import { createAccount } from '../src/services/users/accounts.js';
 import type { Engine } from '../src/store/store.js';
 import { freePort } from '../test/helpers/embedded-postgres.js';
 import { benchPostgres, load, measure, peakRssMiB, type Started, startProcess } from './processes.js';
-import { type CpuProfile, monotonicMicros, topFunctions, type Windows } from './profile-top.js';
+import { type CpuProfile, monotonicMicros, type Profiled, takeProfile, topFunctions, type Windows } from './profile-top.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -133,22 +133,8 @@ async function sameAnswer(keywardUrl: string, floorUrl: string, headers: Record<
   }
 }
 
-/** A profile written by a process that has stopped, named for what it profiled. */
-interface Profiled {
-  label: string;
-  file: string;
-  answered: number;
-  windows: Windows;
-}
-
 function profileOf(label: string, c: Contender): Profiled | null {
-  if (!PROFILE_DIR) return null;
-  const written = readdirSync(PROFILE_DIR).find((name) => name.includes(`.${c.server.child.pid}.`) && name.endsWith('.cpuprofile'));
-  if (!written) return null;
-  const file = join(PROFILE_DIR, `${label}.cpuprofile`);
-  renameSync(join(PROFILE_DIR, written), file);
-  writeFileSync(join(PROFILE_DIR, `${label}.windows.json`), JSON.stringify(c.windows));
-  return { label, file, answered: c.answered, windows: c.windows };
+  return !PROFILE_DIR ? null : takeProfile(PROFILE_DIR, label, c.server.child.pid!, c.answered, c.windows);
 }
 
 async function compare(engine: Engine, databaseUrl: string, dir: string): Promise<Profiled[]> {

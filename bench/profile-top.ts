@@ -10,8 +10,8 @@
  * Alone, it counts only the measured loads where the bench left their spans beside the profile
  * (keyward-sqlite.windows.json), unless a number of requests is given: then the whole profile.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export interface CpuProfile {
@@ -111,6 +111,32 @@ export function topFunctions(profile: CpuProfile, requests?: number, count = 10,
     lines.push(`     ${share(micros)} ${perRequest(micros)}  ${group}`);
   }
   return lines;
+}
+
+/** A profile written by a process that has stopped, named for what it profiled. */
+export interface Profiled {
+  label: string;
+  file: string;
+  answered: number;
+  windows: Windows;
+}
+
+/**
+ * The profile the process `pid` wrote into `dir` (node --cpu-prof), renamed `<label>.cpuprofile`, with
+ * the spans of its measured loads beside it (`<label>.windows.json`, read by the command below); null
+ * where it wrote none. The largest of the pid's: `keyward serve` replaces itself with a Node started
+ * with its young generation's size (bin/keyward.js), and the Node it replaced writes a short profile
+ * under the same pid.
+ */
+export function takeProfile(dir: string, label: string, pid: number, answered: number, windows: Windows): Profiled | null {
+  const written = readdirSync(dir)
+    .filter((name) => name.includes(`.${pid}.`) && name.endsWith('.cpuprofile'))
+    .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
+  if (!written) return null;
+  const file = join(dir, `${label}.cpuprofile`);
+  renameSync(join(dir, written), file);
+  writeFileSync(join(dir, `${label}.windows.json`), JSON.stringify(windows));
+  return { label, file, answered, windows };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

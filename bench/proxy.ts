@@ -33,7 +33,7 @@
  *   BENCH_PARTS=memory BENCH_DOWNLOAD_MIB=1000 npm run bench:proxy   # the memory cases only (BENCH_PARTS=load: the loads only)
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +44,7 @@ import { CLI_ACTOR } from '../src/services/context.js';
 import { storeCredential } from '../src/services/credentials/credentials.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
-import { type CpuProfile, topFunctions, type Windows } from './profile-top.js';
+import { type CpuProfile, type Profiled, takeProfile, topFunctions } from './profile-top.js';
 import { benchServer, type Contender, contender, interleavedRounds, type Measured, meanOf, measureOnce, PROVIDER, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -223,21 +223,8 @@ async function memory(label: string, proxy: Started, base: string, headers: Reco
 
 // --- Profiles ----------------------------------------------------------------------------------
 
-interface Profiled {
-  label: string;
-  file: string;
-  answered: number;
-  windows: Windows;
-}
-
 function profileOf(label: string, c: Contender): Profiled | null {
-  if (!PROFILE_DIR || !c.proxy) return null;
-  const written = readdirSync(PROFILE_DIR).find((name) => name.includes(`.${c.proxy!.child.pid}.`) && name.endsWith('.cpuprofile'));
-  if (!written) return null;
-  const file = join(PROFILE_DIR, `${label}.cpuprofile`);
-  renameSync(join(PROFILE_DIR, written), file);
-  writeFileSync(join(PROFILE_DIR, `${label}.windows.json`), JSON.stringify(c.windows));
-  return { label, file, answered: c.answered, windows: c.windows };
+  return !PROFILE_DIR || !c.proxy ? null : takeProfile(PROFILE_DIR, label, c.proxy.child.pid!, c.answered, c.windows);
 }
 
 // --- The run -----------------------------------------------------------------------------------
