@@ -102,7 +102,7 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     expectProblem(await proxy('u_reauth'), 409, 'credential_needs_reauth');
   });
 
-  it('never sends a secret copied onto another member’s row, though the secret is kept opened for its own', async () => {
+  it('never sends or hands out a secret copied onto another member’s row, though the secret is kept opened for its own', async () => {
     // Opened secrets are kept by their sealed bytes (credentials/opened-secrets.ts): the bytes alone
     // must not find them, or a row given another row's bytes would be sent that row's secret.
     await connect('u_source', 'sk_source_0123456789');
@@ -117,6 +117,10 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     expect(answer.statusCode).toBe(500);
     expect(api.received).toEqual([]);
     expect(answer.body).not.toContain('sk_source');
+    // The member's read keeps opened secrets the same way.
+    const memberRead = await t.app.inject({ method: 'GET', url: '/v1/end-users/u_target', headers });
+    expect(memberRead.statusCode).toBe(500);
+    expect(memberRead.body).not.toContain('sk_source');
     // The source's own calls still go, with its own secret.
     expect((await proxy('u_source')).statusCode).toBe(200);
     expect(api.received.map((r) => r.headers.authorization)).toEqual(['Bearer sk_source_0123456789']);

@@ -5,6 +5,7 @@ import type { CredentialSummaryRow, MemberWithCredentials } from '../../store/au
 import { recordAudit } from '../audit/audit.js';
 import type { Actor, ServiceContext } from '../context.js';
 import { openCredentialSecret } from '../credentials/credentials.js';
+import { keptOpenedSecret } from '../credentials/opened-secrets.js';
 import { noteUse } from '../credentials/usage.js';
 import { DomainError } from '../domain-error.js';
 import { oauthClientSettings } from '../oauth/client-settings.js';
@@ -152,11 +153,11 @@ export function endUserNotFound(): DomainError {
 async function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): Promise<CredentialWithSecrets> {
   if (row.type === 'static') {
     if (row.status !== 'active') return { ...summary(row), ...storedError(row) };
-    const secret = openCredentialSecret(ctx, row);
+    const secret = keptOpenedSecret(ctx, row);
     if (secret.type !== 'static') throw new Error('a static credential holds OAuth tokens');
     return { ...summary(row), lastUsedAt: await noteUse(ctx, row), values: secret.values };
   }
-  const secret = openCredentialSecret(ctx, row);
+  const secret = keptOpenedSecret(ctx, row);
   if (secret.type !== 'oauth2') throw new Error('an OAuth credential holds static values');
   const credential = oauthDetails(row);
   if (row.status === 'active') {

@@ -1,10 +1,11 @@
 /**
- * Credentials' secrets as opened, kept by the bytes they were sealed in, for the gateway's calls.
+ * Credentials' secrets as opened, kept by the bytes they were sealed in, for the two paths that open
+ * them on every request: a member's read (GET /v1/end-users/{id}) and a proxied call.
  *
- * Why: a proxied call on PostgreSQL reads its credential's row afresh every time (a revocation must be
- * refused at once on every node), and on SQLite after any commit; yet the sealed bytes it finds are
- * the same until the credential itself changes, and opening them (AES-GCM, then the JSON) cost ~40 µs
- * a call (bench/RESULTS.md). What is found here is what opening would give:
+ * Why: both read the credential's row afresh every time on PostgreSQL (a revocation must be seen at
+ * once on every node), and on SQLite after any commit; yet the sealed bytes they find are the same
+ * until the credential itself changes, and opening them (AES-GCM, then the JSON) cost ~40 µs a
+ * credential (bench/RESULTS.md). What is found here is what opening would give:
  * - the key is the sealed bytes and the associated data they were sealed under, so a changed secret
  *   (a refresh, a reconnect, a master key rotation re-sealing it) is other bytes and is opened anew,
  *   and a row's bytes copied onto another row are opened, and refused, as before;
