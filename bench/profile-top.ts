@@ -10,7 +10,7 @@
  * Alone, it counts only the measured loads where the bench left their spans beside the profile
  * (keyward-sqlite.windows.json), unless a number of requests is given: then the whole profile.
  */
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -126,13 +126,15 @@ export interface Profiled {
  * the spans of its measured loads beside it (`<label>.windows.json`, read by the command below); null
  * where it wrote none. The largest of the pid's: `keyward serve` replaces itself with a Node started
  * with its young generation's size (bin/keyward.js), and the Node it replaced writes a short profile
- * under the same pid.
+ * under the same pid (removed here).
  */
 export function takeProfile(dir: string, label: string, pid: number, answered: number, windows: Windows): Profiled | null {
-  const written = readdirSync(dir)
-    .filter((name) => name.includes(`.${pid}.`) && name.endsWith('.cpuprofile'))
-    .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
+  // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
+  const [written, ...others] = readdirSync(dir)
+    .filter((name) => name.endsWith('.cpuprofile') && name.split('.')[3] === String(pid))
+    .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size);
   if (!written) return null;
+  for (const other of others) rmSync(join(dir, other));
   const file = join(dir, `${label}.cpuprofile`);
   renameSync(join(dir, written), file);
   writeFileSync(join(dir, `${label}.windows.json`), JSON.stringify(windows));

@@ -78,3 +78,18 @@ export class BoundedMap<V> extends InsertionOrderedMap<V> {
     super.set(key, value);
   }
 }
+
+/**
+ * Empties `map` every `ms`: for a cache whose entries must not outlive a bound however quiet the
+ * process is. The timer holds the map weakly and is unref'd, so it keeps neither the map alive nor the
+ * process running; it stops at its first tick after the map is gone.
+ */
+export function clearEvery(map: { clear(): void }, ms: number): void {
+  const held = new WeakRef(map);
+  const timer = setInterval(() => {
+    const kept = held.deref();
+    if (kept) kept.clear();
+    else clearInterval(timer);
+  }, ms);
+  timer.unref();
+}

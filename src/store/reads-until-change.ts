@@ -11,7 +11,7 @@
  * after a commit, and at the latest a minute after it was kept, so that nothing worked out from a read
  * (an opened secret) outlives it for long on a node that went quiet.
  */
-import { BoundedMap } from '../primitives/insertion-ordered-map.js';
+import { BoundedMap, clearEvery } from '../primitives/insertion-ordered-map.js';
 import type { ChangeMark } from './connections.js';
 
 /** How long anything is kept at most, whatever the mark says. */
@@ -29,15 +29,7 @@ export class ReadsUntilChange<T> {
     private readonly worthKeeping: (value: T) => boolean = () => true,
   ) {
     this.#kept = new BoundedMap<T>(capacity);
-    if (changeMark === null) return;
-    // Held weakly: the timer neither keeps a closed store's reads alive nor outlives them.
-    const self = new WeakRef(this);
-    const sweep = setInterval(() => {
-      const reads = self.deref();
-      if (reads) reads.#kept.clear();
-      else clearInterval(sweep);
-    }, KEPT_AT_MOST_MS);
-    sweep.unref();
+    if (changeMark !== null) clearEvery(this.#kept, KEPT_AT_MOST_MS);
   }
 
   /** The value kept under `key` while nothing was committed since it was read; else `read()`'s, kept. */

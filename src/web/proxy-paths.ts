@@ -32,6 +32,8 @@ export function proxiedPathPrefix(target: string): string | null {
     end = next;
   }
   try {
+    // Each segment is decoded before its name is looked at: an {id} or {provider} that does not decode
+    // makes no proxied path either.
     if (!ROUTE.every((name, i) => decodeURIComponent(segments[i]!) === name || name === null)) return null;
   } catch {
     return null;

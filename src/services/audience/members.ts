@@ -153,11 +153,11 @@ export function endUserNotFound(): DomainError {
 async function withSecrets(ctx: ServiceContext, { row, failure }: ReadCredential): Promise<CredentialWithSecrets> {
   if (row.type === 'static') {
     if (row.status !== 'active') return { ...summary(row), ...storedError(row) };
-    const secret = keptOpenedSecret(ctx, row);
+    const secret = keptOpenedSecret(ctx.vault, row);
     if (secret.type !== 'static') throw new Error('a static credential holds OAuth tokens');
     return { ...summary(row), lastUsedAt: await noteUse(ctx, row), values: secret.values };
   }
-  const secret = keptOpenedSecret(ctx, row);
+  const secret = keptOpenedSecret(ctx.vault, row);
   if (secret.type !== 'oauth2') throw new Error('an OAuth credential holds static values');
   const credential = oauthDetails(row);
   if (row.status === 'active') {

@@ -1,7 +1,8 @@
 /**
  * Stored credentials: at most one live credential per member and provider, its secrets sealed with the
  * credential's, server's and member's ids as associated data. Revoking deletes the row (and SQLite's
- * secure_delete overwrites it), so no secret outlives its credential.
+ * secure_delete overwrites it), so no secret outlives its credential on disk; opened, it stays in a
+ * node's memory a minute at most (opened-secrets.ts).
  */
 import { newId } from '../../primitives/ids.js';
 import type { CredentialRow } from '../../store/schema.js';

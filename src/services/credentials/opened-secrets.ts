@@ -9,55 +9,58 @@
  * - the key is the sealed bytes and the associated data they were sealed under, so a changed secret
  *   (a refresh, a reconnect, a master key rotation re-sealing it) is other bytes and is opened anew,
  *   and a row's bytes copied onto another row are opened, and refused, as before;
+ * - per vault: a vault without the master key a value was sealed under never finds it here;
  * - the read still decides whether there is a credential to use: a revoked one is never read, so
  *   what is kept of it is never used.
  *
  * Exposure: the process holds the master key, which opens every stored secret, so a secret kept here is
  * no new exposure to whoever can read its memory; what is new is a revoked credential's secret left in
  * memory after its row was erased, and for that everything kept is dropped every minute, the bound the
- * reads kept on SQLite have (store/reads-until-change.ts). Shared, never written: callers read only.
+ * reads kept on SQLite have (store/reads-until-change.ts). Kept frozen: the read puts a static
+ * credential's values in its answer as they are, so nothing may change them for the next request.
  */
-import { BoundedMap } from '../../primitives/insertion-ordered-map.js';
+import { BoundedMap, clearEvery } from '../../primitives/insertion-ordered-map.js';
 import type { Vault } from '../../primitives/vault.js';
 import type { CredentialRow } from '../../store/schema.js';
-import type { ServiceContext } from '../context.js';
-import { type CredentialSecret, credentialAad, openCredentialSecret } from './credentials.js';
+import { type CredentialSecret, credentialAad } from './credentials.js';
 
-/** Secrets kept at most, per vault; past it the oldest goes (a miss costs only the opening). */
-const KEPT_AT_MOST = 10_000;
-/** How long anything is kept at most. */
-const KEPT_AT_MOST_MS = 60_000;
+/**
+ * Memory: each entry holds its sealed bytes (the key) and the secret opened, so at most
+ * MAX_KEPT_SECRETS × 2 × MAX_KEPT_SEALED_BYTES (~16 MiB) however large the secrets stored; a sealed
+ * value larger than that (a long JWT access token with its refresh token, say) is opened every time.
+ */
+const MAX_KEPT_SECRETS = 2_000;
+const MAX_KEPT_SEALED_BYTES = 4 * 1024;
+const CLEARED_EVERY_MS = 60_000;
 
-/** Per vault: a context with another master key (tests run several) never finds another's secrets. */
 const keptByVault = new WeakMap<Vault, BoundedMap<Readonly<CredentialSecret>>>();
 
 function keptFor(vault: Vault): BoundedMap<Readonly<CredentialSecret>> {
   let kept = keptByVault.get(vault);
   if (!kept) {
-    const made = new BoundedMap<Readonly<CredentialSecret>>(KEPT_AT_MOST);
-    keptByVault.set(vault, made);
-    // Held weakly: the timer neither keeps the map alive nor outlives it.
-    const held = new WeakRef(made);
-    const sweep = setInterval(() => {
-      const map = held.deref();
-      if (map) map.clear();
-      else clearInterval(sweep);
-    }, KEPT_AT_MOST_MS);
-    sweep.unref();
-    kept = made;
+    kept = new BoundedMap<Readonly<CredentialSecret>>(MAX_KEPT_SECRETS);
+    keptByVault.set(vault, kept);
+    clearEvery(kept, CLEARED_EVERY_MS);
   }
   return kept;
 }
 
-/** The credential's secret as openCredentialSecret gives it, opened once per sealed value and minute. */
-export function keptOpenedSecret(ctx: ServiceContext, row: Pick<CredentialRow, 'id' | 'server_id' | 'member_id' | 'secret'>): Readonly<CredentialSecret> {
+function frozen(secret: CredentialSecret): Readonly<CredentialSecret> {
+  if (secret.type === 'static') Object.freeze(secret.values);
+  return Object.freeze(secret);
+}
+
+/** The credential's secret as opening its row gives it (openCredentialSecret), opened once per sealed value and minute. */
+export function keptOpenedSecret(vault: Vault, row: Pick<CredentialRow, 'id' | 'server_id' | 'member_id' | 'secret'>): Readonly<CredentialSecret> {
+  const aad = credentialAad(row.id, row.server_id, row.member_id);
+  if (row.secret.byteLength > MAX_KEPT_SEALED_BYTES) return vault.openJson<CredentialSecret>(row.secret, aad);
   const sealed = Buffer.from(row.secret.buffer, row.secret.byteOffset, row.secret.byteLength);
   // latin1: one character per byte, so no two sealed values give the same text.
-  const key = `${credentialAad(row.id, row.server_id, row.member_id)}\0${sealed.toString('latin1')}`;
-  const kept = keptFor(ctx.vault);
+  const key = `${aad}\0${sealed.toString('latin1')}`;
+  const kept = keptFor(vault);
   let secret = kept.get(key);
   if (!secret) {
-    secret = openCredentialSecret(ctx, row);
+    secret = frozen(vault.openJson<CredentialSecret>(sealed, aad));
     kept.set(key, secret);
   }
   return secret;

@@ -144,7 +144,7 @@ export async function prepareProxyCall(ctx: ServiceContext, read: ProxyRead, inp
   // Judged before the token is refreshed or the body read: a refused target costs the provider nothing.
   const url = targetUrl(ctx, api, input, input.rawQuery);
   const row = await usableRow(ctx, stored, read.since);
-  // A refreshed row is not the one read: its token is opened for this call alone.
+  // A refreshed row is not the one read: its auth is worked out for this call alone.
   const injected = row === stored ? injectedOnce(ctx, provider, known, row) : openInjection(ctx, provider, row);
   await noteUse(ctx, row);
   return new ProxyCall(ctx, api, row, input, injected, url);
@@ -165,7 +165,7 @@ function targetUrl(ctx: ServiceContext, api: ProviderApi, input: ProxyTargetInpu
 
 /** The credential's secret opened, as the provider's API takes it; a stored value that cannot be sent is refused. */
 function openInjection(ctx: ServiceContext, provider: Provider, row: CredentialRow): InjectedAuth {
-  const secret = keptOpenedSecret(ctx, row);
+  const secret = keptOpenedSecret(ctx.vault, row);
   if (secret.type === 'oauth2') return bearer(secret.accessToken);
   const made = provider.kind === 'static' ? staticInjection(provider, secret.values) : { refused: 'an OAuth provider holds no typed values' };
   if ('refused' in made) throw refusal('credential_needs_reauth', `The stored credential cannot be sent: ${made.refused}. The end user must connect again.`);
