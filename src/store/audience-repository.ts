@@ -1,5 +1,10 @@
-/** The audience of business-mode servers (audience_members) and their credentials. */
-import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
+/**
+ * The audience of business-mode servers: its members (audience_members), their profiles and the
+ * pages of the list; and the two reads of a member with its credentials, each one statement on
+ * purpose (memberWithCredentials, memberCredentialForProxy). The credentials' own rows are
+ * credentials-repository.ts's.
+ */
+import { sql } from 'kysely';
 import { newId } from '../primitives/ids.js';
 import {
   firstWalkIndex,
@@ -17,81 +22,13 @@ import {
   walkPageQuery,
 } from './audience-page-queries.js';
 import type { Connections } from './connections.js';
-import { preparedQuery } from './prepared.js';
+import { CREDENTIAL_COLUMNS } from './credentials-repository.js';
+import { asText, preparedQuery } from './prepared.js';
 import { ReadsUntilChange } from './reads-until-change.js';
 import { Repository } from './repository.js';
-import type { CheckOutcome, CredentialsTable } from './schema.js';
+import type { CredentialRow } from './schema.js';
 
 export type { PageFilter, PagePosition, TagMatch, WalkIndex } from './audience-page-queries.js';
-
-type Credential = Selectable<CredentialsTable>;
-
-/**
- * Every column of a credential, named rather than `c.*`: PostgreSQL expands a `*` when it plans, so
- * a column added by a migration changes the result of a named statement prepared before it, which
- * then fails on that connection (postgres-runner.ts sends it again, at the cost of a second round
- * trip); named columns keep its result as it was. The type check below fails when a column is added
- * to CredentialsTable and not here.
- */
-const CREDENTIAL_COLUMNS = [
-  'id',
-  'server_id',
-  'member_id',
-  'provider',
-  'type',
-  'status',
-  'secret',
-  'access_expires_at',
-  'scopes',
-  'error_code',
-  'error_message',
-  'connected_at',
-  'updated_at',
-  'refreshed_at',
-  'refresh_lease_until',
-  'refresh_lease_holder',
-  'refresh_attempted_at',
-  'member_created_at',
-  'external_user_id',
-  'last_used_at',
-  'last_check_at',
-  'last_check_outcome',
-] as const satisfies readonly (keyof CredentialsTable)[];
-type MissingCredentialColumn = Exclude<keyof CredentialsTable, (typeof CREDENTIAL_COLUMNS)[number]>;
-const everyCredentialColumn: [MissingCredentialColumn] extends [never] ? true : never = true;
-void everyCredentialColumn;
-
-/** What the list shows of a credential: never its secret. */
-export type CredentialSummaryRow = Pick<Credential, (typeof SUMMARY_COLUMNS)[number]>;
-const SUMMARY_COLUMNS = [
-  'id',
-  'provider',
-  'type',
-  'status',
-  'connected_at',
-  'updated_at',
-  'last_used_at',
-  'last_check_at',
-  'last_check_outcome',
-] as const satisfies readonly (keyof CredentialsTable)[];
-
-/** What a check writes (CONTRACT 8.3): its time and outcome, and for a refusal the credential's new state. */
-export interface CheckWrite {
-  at: string;
-  /** Null: nothing could be checked (the background check's stamp, see migration 016). */
-  outcome: CheckOutcome | null;
-  /** A refusal: the credential needs the end user again, with this error (written only where it was active). */
-  rejected?: { errorCode: string; message: string };
-}
-
-/** A new credential; the copies of its member's created_at and external id are taken from the member row itself. */
-export type NewCredentialRow = Omit<Insertable<CredentialsTable>, 'member_created_at' | 'external_user_id'>;
-
-/** What a holder of the refresh lease writes when its attempt ends (the lease is released with it). */
-export type RefreshOutcome = Pick<
-  Updateable<CredentialsTable>,
-  'secret' | 'access_expires_at' | 'scopes' | 'refreshed_at' | 'refresh_attempted_at' | 'updated_at' | 'status' | 'error_code' | 'error_message'
->;
 
 /**
  * How a page is found (audience-page-queries.ts): a walk of an index in list order, or, for a prefix
@@ -110,7 +47,7 @@ export interface StoredProfile {
 export interface MemberWithCredentials {
   authVersion: string;
   member: ({ id: string; created_at: string; updated_at: string } & StoredProfile) | undefined;
-  credentials: Credential[];
+  credentials: CredentialRow[];
 }
 
 /**
@@ -120,15 +57,12 @@ export interface MemberWithCredentials {
 export interface MemberCredentialForProxy {
   authVersion: string;
   member: { id: string; created_at: string; updated_at: string } | undefined;
-  credential: Credential | undefined;
+  credential: CredentialRow | undefined;
   customDefinition: string | null;
 }
 
 /** Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user) with a credential in use. */
 const PROXY_READS_KEPT = 10_000;
-
-/** An argument compared through a cast: never a bare `column = ?` in the member reads (see the constructor). */
-const asText = (value: string) => sql<string>`cast(${value} as text)`;
 
 /** The member's columns of a member read's row; undefined where the server has no such member. */
 function memberOf(row: { m_id: string | null; m_created_at: string | null; m_updated_at: string | null }): MemberCredentialForProxy['member'] {
@@ -138,7 +72,6 @@ function memberOf(row: { m_id: string | null; m_created_at: string | null; m_upd
 export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
   readonly #memberCredentialForProxy;
-  readonly #recordUse;
   readonly #proxyReads: ReadsUntilChange<MemberCredentialForProxy>;
 
   constructor(connections: Connections) {
@@ -171,15 +104,6 @@ export class AudienceRepository extends Repository {
         .select('p.definition as custom_definition')
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
     );
-    // Every proxied call and secret read may make this write (once a minute per credential): built and
-    // compiled once, it costs the engine's work alone; its arguments are cast for the reason above.
-    this.#recordUse = preparedQuery(connections.runAlone.bind(connections), 3, (id: string, at: string, threshold: string) =>
-      root
-        .updateTable('credentials')
-        .set({ last_used_at: asText(at) })
-        .where('id', '=', asText(id))
-        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', asText(threshold))])),
-    );
     this.#proxyReads = new ReadsUntilChange<MemberCredentialForProxy>(connections.changeMark, PROXY_READS_KEPT, (read) => read.credential !== undefined);
   }
 
@@ -197,7 +121,7 @@ export class AudienceRepository extends Repository {
       return {
         authVersion: String(auth_version),
         member: memberOf({ m_id, m_created_at, m_updated_at }),
-        credential: credential.id === null ? undefined : (credential as Credential),
+        credential: credential.id === null ? undefined : (credential as CredentialRow),
         customDefinition: custom_definition ?? null,
       };
     });
@@ -217,7 +141,7 @@ export class AudienceRepository extends Repository {
     // A member without credentials is one row of nulls on the credentials' side. Otherwise each row is
     // a credential row as it stands (the member's columns beside it are never sent: the response schema
     // lists what leaves).
-    const credentials = first.id === null ? [] : (rows as Credential[]);
+    const credentials = first.id === null ? [] : (rows as CredentialRow[]);
     const profile = { display_name: first.m_display_name, email: first.m_email, tags: first.m_tags };
     return { authVersion, member: { ...memberOf(first)!, ...profile }, credentials };
   }
@@ -246,7 +170,7 @@ export class AudienceRepository extends Repository {
     return row?.id;
   }
 
-  /** Takes the member out of the audience (its credentials are deleted first: deleteCredentials). */
+  /** Takes the member out of the audience (its credentials are deleted first: CredentialsRepository.deleteCredentials). */
   async removeMember(memberId: string): Promise<void> {
     await this.db.deleteFrom('audience_members').where('id', '=', memberId).execute();
   }
@@ -363,142 +287,5 @@ export class AudienceRepository extends Repository {
     const { prefix } = filter;
     if (plan === 'prefix-range' && prefix) return prefixRangePageQuery(this.db, serverId, { ...filter, prefix }, after, rows);
     return walkPageQuery(this.db, serverId, filter, after, rows, index);
-  }
-
-  /** The credentials of the listed members, without secrets, by provider. */
-  async summariesOfMembers(memberIds: string[]): Promise<(CredentialSummaryRow & { member_id: string })[]> {
-    if (memberIds.length === 0) return [];
-    return this.db
-      .selectFrom('credentials')
-      .select(['member_id', ...SUMMARY_COLUMNS])
-      .where('member_id', 'in', memberIds)
-      .orderBy('provider')
-      .execute();
-  }
-
-  /** One credential of one member of a server, without its secret. */
-  async summaryOf(serverId: string, externalUserId: string, provider: string): Promise<CredentialSummaryRow | undefined> {
-    return this.db
-      .selectFrom('audience_members as m')
-      .innerJoin('credentials as c', 'c.member_id', 'm.id')
-      .select(SUMMARY_COLUMNS.map((column) => `c.${column}` as const))
-      .where('m.server_id', '=', serverId)
-      .where('m.external_user_id', '=', externalUserId)
-      .where('c.provider', '=', provider)
-      .executeTakeFirst();
-  }
-
-  /** The member's credentials (or its one credential of a provider), by provider. */
-  async credentialsOf(memberId: string, provider?: string): Promise<Credential[]> {
-    let select = this.db.selectFrom('credentials').selectAll().where('member_id', '=', memberId);
-    if (provider) select = select.where('provider', '=', provider);
-    return select.orderBy('provider').execute();
-  }
-
-  async credential(id: string): Promise<Credential | undefined> {
-    return this.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /**
-   * Records a use at `at` unless one was recorded after `threshold` (a minute before): one guarded
-   * UPDATE, never read-modify-write, so readers and proxied calls on every node write at most once a
-   * minute between them. It runs alone (Connections.runAlone): never inside a transaction.
-   */
-  async recordUse(id: string, at: string, threshold: string): Promise<void> {
-    await this.#recordUse(id, at, threshold);
-  }
-
-  /**
-   * Writes a check's time and outcome. A refusal also turns the credential to needs_reauth with its
-   * error, only where it was still active: true when this write made that change (the caller then
-   * sends its event), false otherwise (it was already needs_reauth, or is gone).
-   */
-  async recordCheck(id: string, check: CheckWrite): Promise<boolean> {
-    await this.db.updateTable('credentials').set({ last_check_at: check.at, last_check_outcome: check.outcome }).where('id', '=', id).execute();
-    if (!check.rejected) return false;
-    const turned = await this.db
-      .updateTable('credentials')
-      .set({ status: 'needs_reauth', error_code: check.rejected.errorCode, error_message: check.rejected.message, updated_at: check.at })
-      .where('id', '=', id)
-      .where('status', '=', 'active')
-      .executeTakeFirst();
-    return turned.numUpdatedRows > 0n;
-  }
-
-  /** Deletes the rows, and with them their secrets (SQLite's secure_delete overwrites them). */
-  async deleteCredentials(ids: string[]): Promise<void> {
-    if (ids.length) await this.db.deleteFrom('credentials').where('id', 'in', ids).execute();
-  }
-
-  /**
-   * Adds a credential. The copies of its member's created_at and external id, which the provider
-   * filter walks in list order, are read from the member row in the same statement, so they cannot
-   * disagree with it (neither ever changes for a member).
-   */
-  async addCredential(row: NewCredentialRow): Promise<void> {
-    await this.db
-      .insertInto('credentials')
-      .values((eb) => {
-        const member = eb.selectFrom('audience_members').where('id', '=', row.member_id);
-        return { ...row, member_created_at: member.select('created_at'), external_user_id: member.select('external_user_id') };
-      })
-      .execute();
-  }
-
-  /**
-   * Takes the refresh lease of an active credential unless a live one is held or an attempt ended at
-   * or after `since` or after `cooldownStart` (token-refresh.ts). When taken, the row as the lease
-   * left it (every column, as credential() reads them); undefined otherwise.
-   */
-  async takeRefreshLease(
-    id: string,
-    lease: { holder: string; until: string; now: string; since: string; cooldownStart: string },
-  ): Promise<Credential | undefined> {
-    return this.db
-      .updateTable('credentials')
-      .set({ refresh_lease_until: lease.until, refresh_lease_holder: lease.holder })
-      .where('id', '=', id)
-      .where('status', '=', 'active')
-      .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<=', lease.now)]))
-      .where((eb) =>
-        eb.or([
-          eb('refresh_attempted_at', 'is', null),
-          eb.and([eb('refresh_attempted_at', '<', lease.since), eb('refresh_attempted_at', '<=', lease.cooldownStart)]),
-        ]),
-      )
-      .returningAll()
-      .executeTakeFirst();
-  }
-
-  /** Releases the lease with the attempt's outcome; fenced by the holder, so a holder whose lease ran out writes nothing (false). */
-  async endRefresh(id: string, holder: string, outcome: RefreshOutcome): Promise<boolean> {
-    const ended = await this.db
-      .updateTable('credentials')
-      .set({ ...outcome, refresh_lease_until: null, refresh_lease_holder: null })
-      .where('id', '=', id)
-      .where('refresh_lease_holder', '=', holder)
-      .executeTakeFirst();
-    return ended.numUpdatedRows > 0n;
-  }
-
-  /**
-   * Cancels the member's pending hosted forms and OAuth flows on a server (of one provider, or all),
-   * as part of revoking the member: a flow whose code is being swapped right now is cancelled too,
-   * so its tokens are revoked, not stored.
-   */
-  async cancelPendingConnections(serverId: string, externalUserId: string, provider: string | undefined, now: string): Promise<void> {
-    for (const [table, open] of [
-      ['static_form_sessions', ['pending']],
-      ['oauth_flows', ['pending', 'exchanging']],
-    ] as const) {
-      let pending = this.db
-        .updateTable(table)
-        .set({ status: 'cancelled', completed_at: now })
-        .where('server_id', '=', serverId)
-        .where('external_user_id', '=', externalUserId)
-        .where('status', 'in', open);
-      if (provider) pending = pending.where('provider', '=', provider);
-      await pending.execute();
-    }
   }
 }

@@ -157,4 +157,25 @@ export class FlowsRepository extends Repository {
   async addIdempotencyRecord(row: Insertable<IdempotencyRecordsTable>): Promise<void> {
     await this.db.insertInto('idempotency_records').values(row).execute();
   }
+
+  /**
+   * Cancels the member's pending hosted forms and OAuth flows on a server (of one provider, or all),
+   * as part of revoking the member: a flow whose code is being swapped right now is cancelled too,
+   * so its tokens are revoked, not stored.
+   */
+  async cancelPendingConnections(serverId: string, externalUserId: string, provider: string | undefined, now: string): Promise<void> {
+    for (const [table, open] of [
+      ['static_form_sessions', ['pending']],
+      ['oauth_flows', ['pending', 'exchanging']],
+    ] as const) {
+      let pending = this.db
+        .updateTable(table)
+        .set({ status: 'cancelled', completed_at: now })
+        .where('server_id', '=', serverId)
+        .where('external_user_id', '=', externalUserId)
+        .where('status', 'in', open);
+      if (provider) pending = pending.where('provider', '=', provider);
+      await pending.execute();
+    }
+  }
 }

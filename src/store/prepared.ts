@@ -1,4 +1,8 @@
-import type { Compilable, CompiledQuery } from 'kysely';
+/**
+ * Statements built and compiled once for the hot paths: their names on PostgreSQL, the placing of
+ * their arguments, and the cast their arguments are compared through.
+ */
+import { type Compilable, type CompiledQuery, sql } from 'kysely';
 import { sha256Hex } from '../primitives/digest.js';
 import type { QueryRunner } from './connections.js';
 
@@ -43,6 +47,14 @@ export function preparedQuery<Row, Args extends unknown[]>(
   const name = statementName(compiled.sql);
   return (...args: Args) => run(compiled.sql, bind(args), name) as Promise<Row[]>;
 }
+
+/**
+ * An argument compared through a cast: never a bare `column = ?` in a prepared statement of the hot
+ * paths, which SQLite (built with STAT4) may weigh against a partial index's condition and then
+ * re-prepare each time its parameters are bound (the member reads' constructor, audience-repository.ts,
+ * says when and what it costs).
+ */
+export const asText = (value: string) => sql<string>`cast(${value} as text)`;
 
 /**
  * A statement of the write path compiled once (run on the open transaction or the root connection,

@@ -11,6 +11,7 @@ import { AuthLookups } from './auth-lookups.js';
 import { BrandingRepository } from './branding-repository.js';
 import { ConnectSessionsRepository } from './connect-sessions-repository.js';
 import type { Engine } from './connections.js';
+import { CredentialsRepository } from './credentials-repository.js';
 import { ExpiryNoticesRepository } from './expiry-notices-repository.js';
 import { FlowsRepository } from './flows-repository.js';
 import { InstanceSecretsRepository } from './instance-secrets-repository.js';
@@ -55,7 +56,10 @@ export interface Store {
   /** Servers' branding (display name, accent colour, logo): the end users' pages. */
   branding: BrandingRepository;
   providers: ProvidersRepository;
+  /** Business-mode servers' end users: their member rows, profiles and list pages, and the reads of a member with its credentials. */
   audience: AudienceRepository;
+  /** The audience's credentials: their rows, uses, checks and refresh leases. */
+  credentials: CredentialsRepository;
   flows: FlowsRepository;
   /** Connect sessions (CONTRACT 10): the Connect page's links and the flows their pages started. */
   connectSessions: ConnectSessionsRepository;
@@ -95,6 +99,7 @@ export function openStore(location: DatabaseLocation): Store {
     branding: new BrandingRepository(connections),
     providers: new ProvidersRepository(connections),
     audience: new AudienceRepository(connections),
+    credentials: new CredentialsRepository(connections),
     flows: new FlowsRepository(connections),
     connectSessions: new ConnectSessionsRepository(connections),
     audit: new AuditRepository(connections),

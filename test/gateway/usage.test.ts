@@ -67,7 +67,7 @@ describe.each(ENGINES)('usage of credentials on %s', (engine) => {
 
     t.clock.advance(5);
     const firstUse = now();
-    const writes = vi.spyOn(t.ctx.store.audience, 'recordUse');
+    const writes = vi.spyOn(t.ctx.store.credentials, 'recordUse');
     const first = await readMember('u_reader');
     expect(first).toMatchObject({ values: { apiKey: API_KEY, account: 'acct-1' }, lastUsedAt: firstUse, lastCheck: { at: connectedAt, outcome: 'valid' } });
     expect(await listed('u_reader')).toMatchObject({ lastUsedAt: firstUse });

@@ -1,7 +1,8 @@
 /** The audience of a business-mode server: list (keyset pages), read one member with secrets, revoke. */
 import { iso } from '../../primitives/clock.js';
 import { sameText } from '../../primitives/digest.js';
-import type { CredentialSummaryRow, MemberWithCredentials } from '../../store/audience-repository.js';
+import type { MemberWithCredentials } from '../../store/audience-repository.js';
+import type { CredentialSummaryRow } from '../../store/credentials-repository.js';
 import { recordAudit } from '../audit/audit.js';
 import type { Actor, ServiceContext } from '../context.js';
 import { openCredentialSecret } from '../credentials/credentials.js';
@@ -116,7 +117,7 @@ export async function listMembers(ctx: ServiceContext, serverId: string, query: 
   const filter = { provider: query.provider, prefix: query.prefix, ...(tags.length ? { tags } : {}) };
   const rows = await ctx.store.audience.pageOf(serverId, filter, after, query.limit + 1);
   const page = rows.slice(0, query.limit);
-  const credentials = await ctx.store.audience.summariesOfMembers(page.map((r) => r.id));
+  const credentials = await ctx.store.credentials.summariesOfMembers(page.map((r) => r.id));
   const byMember = new Map<string, CredentialSummary[]>();
   for (const row of credentials) {
     const list = byMember.get(row.member_id) ?? [];
@@ -249,12 +250,12 @@ export async function revokeMember(
     // completing takes the same rows (its session or flow, then the member), so the two never wait on
     // each other in a cycle. One that completed first is then erased with the rest; one that had not
     // finds itself cancelled.
-    await ctx.store.audience.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
+    await ctx.store.flows.cancelPendingConnections(input.serverId, input.externalUserId, input.provider, now);
     if (!input.provider) await ctx.store.connectSessions.endOpenOf(input.serverId, input.externalUserId, now);
     const member = await ctx.store.audience.lockedProfile(input.serverId, input.externalUserId);
     if (member === undefined) throw endUserNotFound();
     const memberId = member.id;
-    const rows = await ctx.store.audience.credentialsOf(memberId, input.provider);
+    const rows = await ctx.store.credentials.credentialsOf(memberId, input.provider);
     if (input.provider && rows.length === 0) {
       throw new DomainError('credential_not_found', {
         field: 'provider',
@@ -267,7 +268,7 @@ export async function revokeMember(
         detail: 'This end user has a credential now. Revoke it first, then remove the end user.',
       });
     }
-    await ctx.store.audience.deleteCredentials(rows.map((r) => r.id));
+    await ctx.store.credentials.deleteCredentials(rows.map((r) => r.id));
     if (!input.provider) await ctx.store.audience.removeMember(memberId);
     for (const row of rows) {
       await recordAudit(ctx, {
@@ -319,7 +320,7 @@ export async function revokeMember(
  * before anything is erased (null where the member or the credential does not exist on this server).
  */
 export async function findMemberCredential(ctx: ServiceContext, serverId: string, externalUserId: string, provider: string): Promise<CredentialSummary | null> {
-  const row = await ctx.store.audience.summaryOf(serverId, externalUserId, provider);
+  const row = await ctx.store.credentials.summaryOf(serverId, externalUserId, provider);
   return row ? summary(row) : null;
 }
 
@@ -335,5 +336,5 @@ export async function findMemberCredentials(ctx: ServiceContext, serverId: strin
 
 /** A member's credentials as the list shows them (no secrets), by provider. */
 export async function memberCredentialSummaries(ctx: ServiceContext, memberId: string): Promise<CredentialSummary[]> {
-  return (await ctx.store.audience.summariesOfMembers([memberId])).map(summary);
+  return (await ctx.store.credentials.summariesOfMembers([memberId])).map(summary);
 }

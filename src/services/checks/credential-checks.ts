@@ -60,7 +60,7 @@ async function recordOutcome(
   const { outcome, at } = result;
   const message = outcome === 'rejected' ? rejectionMessage(provider, result.status) : null;
   await ctx.store.transaction(async () => {
-    const turned = await ctx.store.audience.recordCheck(row.id, {
+    const turned = await ctx.store.credentials.recordCheck(row.id, {
       at,
       outcome,
       ...(message ? { rejected: { errorCode: CREDENTIAL_REJECTED, message } } : {}),
@@ -90,7 +90,7 @@ async function recordOutcome(
 
 /** Stamps a credential the background check could not check (its provider has no verify request): its turn comes round again, lastCheck stays null. */
 export async function passOver(ctx: ServiceContext, row: Pick<CredentialRow, 'id'>): Promise<void> {
-  await ctx.store.audience.recordCheck(row.id, { at: iso(ctx.clock.now()), outcome: null });
+  await ctx.store.credentials.recordCheck(row.id, { at: iso(ctx.clock.now()), outcome: null });
 }
 
 export interface VerifyAnswer {
@@ -112,7 +112,7 @@ export async function verifyMemberCredential(
   if (memberId === undefined) {
     throw endUserNotFound();
   }
-  const [row] = await ctx.store.audience.credentialsOf(memberId, input.provider);
+  const [row] = await ctx.store.credentials.credentialsOf(memberId, input.provider);
   if (!row) {
     throw new DomainError('credential_not_found', { field: 'provider', detail: `This end user has no credential of provider "${input.provider}".` });
   }

@@ -163,7 +163,7 @@ export async function readConnectPage(ctx: ServiceContext, session: ConnectSessi
   const slugs = session.providers ?? enabled.map((p) => p.slug);
   const enabledSlugs = new Set(enabled.map((p) => p.slug));
   const member = await ctx.store.connectSessions.memberOf(session.serverId, session.externalUserId);
-  const credentials = member ? await ctx.store.audience.summariesOfMembers([member.id]) : [];
+  const credentials = member ? await ctx.store.credentials.summariesOfMembers([member.id]) : [];
   const providers: OfferedProvider[] = [];
   for (const slug of slugs.filter((s) => enabledSlugs.has(s))) {
     const provider = await findProviderDefinition(ctx, session.serverId, slug);

@@ -61,7 +61,7 @@ export function storeCredential(ctx: ServiceContext, input: NewCredential): Prom
 
 async function writeCredential(ctx: ServiceContext, input: NewCredential): Promise<StoredCredential> {
   const memberId = await ctx.store.audience.ensureMember(input.serverId, input.externalUserId, input.now);
-  const [replaced = null] = await ctx.store.audience.credentialsOf(memberId, input.provider);
+  const [replaced = null] = await ctx.store.credentials.credentialsOf(memberId, input.provider);
   const credentialId = newId('cred');
   const revocations = await recordRevocations(ctx, {
     serverId: input.serverId,
@@ -72,7 +72,7 @@ async function writeCredential(ctx: ServiceContext, input: NewCredential): Promi
     replacedBy: credentialId,
   });
   if (replaced) {
-    await ctx.store.audience.deleteCredentials([replaced.id]);
+    await ctx.store.credentials.deleteCredentials([replaced.id]);
     await recordAudit(ctx, {
       accountId: input.accountId,
       serverId: input.serverId,
@@ -83,7 +83,7 @@ async function writeCredential(ctx: ServiceContext, input: NewCredential): Promi
       at: input.now,
     });
   }
-  await ctx.store.audience.addCredential({
+  await ctx.store.credentials.addCredential({
     id: credentialId,
     server_id: input.serverId,
     member_id: memberId,

@@ -23,6 +23,6 @@ export async function noteUse(ctx: ServiceContext, row: Pick<CredentialRow, 'id'
   const threshold = iso(addSeconds(now, -USE_RESOLUTION_SECONDS));
   if (row.last_used_at !== null && row.last_used_at > threshold) return row.last_used_at;
   const at = iso(now);
-  await ctx.store.audience.recordUse(row.id, at, threshold);
+  await ctx.store.credentials.recordUse(row.id, at, threshold);
   return at;
 }

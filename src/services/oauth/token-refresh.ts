@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { addSeconds, iso } from '../../primitives/clock.js';
-import type { RefreshOutcome } from '../../store/audience-repository.js';
+import type { RefreshOutcome } from '../../store/credentials-repository.js';
 import type { CredentialRow } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import { type CredentialSecret, credentialAad, openCredentialSecret } from '../credentials/credentials.js';
@@ -47,7 +47,7 @@ function isDue(row: CredentialRow, now: Date, minValiditySeconds: number): boole
 }
 
 function readRow(ctx: ServiceContext, id: string): Promise<CredentialRow | undefined> {
-  return ctx.store.audience.credential(id);
+  return ctx.store.credentials.credential(id);
 }
 
 /** The moment before which the last attempt must have ended for a new one to be made. */
@@ -74,7 +74,7 @@ async function takeLease(ctx: ServiceContext, row: CredentialRow, since: string)
   const now = ctx.clock.now();
   const holder = randomUUID();
   const leaseSeconds = Math.ceil(ctx.providerTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
-  const leased = await ctx.store.audience.takeRefreshLease(row.id, {
+  const leased = await ctx.store.credentials.takeRefreshLease(row.id, {
     holder,
     until: iso(addSeconds(now, leaseSeconds)),
     now: iso(now),
@@ -105,7 +105,7 @@ async function refreshHeld(ctx: ServiceContext, row: CredentialRow, holder: stri
   const end = (outcome: RefreshOutcome = {}, event?: Omit<WebhookEvent, 'serverId' | 'at'>) =>
     ctx.store.transaction(async () => {
       const at = outcome.refresh_attempted_at ?? iso(ctx.clock.now());
-      if ((await ctx.store.audience.endRefresh(row.id, holder, outcome)) && event) await recordEvent(ctx, { ...event, serverId: row.server_id, at });
+      if ((await ctx.store.credentials.endRefresh(row.id, holder, outcome)) && event) await recordEvent(ctx, { ...event, serverId: row.server_id, at });
     });
   let secret: CredentialSecret;
   try {
