@@ -28,7 +28,7 @@ import { openContext } from '../src/runtime.js';
 import { credentialAad } from '../src/services/credentials/credentials.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
-import { benchServer, type Contender, contender, interleavedRounds, meanOf, PROVIDER, row } from './proxy-load.js';
+import { benchServer, type Contender, contender, interleavedRounds, meanOf, PROVIDER, ratiosPerRound, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -96,8 +96,7 @@ async function spreadRounds(engine: Engine, upstream: Started, spread: number, o
   const what = `${engine}, over ${spread.toLocaleString('en')} members`;
   await interleavedRounds(what, upstream, [ours, floor], ours, floor, { seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS });
   const [o, f] = [meanOf(ours.loads), meanOf(floor.loads)];
-  const perRound = ours.loads.map((k, i) => (k.proxyCpu! / floor.loads[i]!.proxyCpu!).toFixed(2)).join(', ');
-  return { keyward: o.proxyCpu!, floor: f.proxyCpu!, lines: [row(ours.name, o), row(floor.name, f)], perRound };
+  return { keyward: o.proxyCpu!, floor: f.proxyCpu!, lines: [row(ours.name, o), row(floor.name, f)], perRound: ratiosPerRound(ours, floor) };
 }
 
 async function compare(engine: Engine, databaseUrl: string, dir: string): Promise<string[]> {

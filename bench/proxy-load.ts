@@ -102,6 +102,9 @@ export const row = (name: string, m: Measured) =>
   `${name.padEnd(44)} ${m.perSecond.toFixed(0).padStart(6)} req/s   p50 ${m.p50.toFixed(2).padStart(5)} ms   p99 ${m.p99.toFixed(2).padStart(6)} ms   ` +
   `proxy ${m.proxyCpu === null ? '   —' : m.proxyCpu.toFixed(0).padStart(4)} µs CPU/req   upstream ${m.upstreamCpu.toFixed(0).padStart(3)} µs CPU/req`;
 
+/** Keyward's CPU per request against the floor's, in each round measured: "2.10, 1.95, …". */
+export const ratiosPerRound = (ours: Contender, floor: Contender) => ours.loads.map((k, i) => (k.proxyCpu! / floor.loads[i]!.proxyCpu!).toFixed(2)).join(', ');
+
 /** The custom provider both benchmarks call through: the upstream as its API, its one field sent as a bearer token. */
 export const PROVIDER = 'bench-upstream';
 

@@ -45,7 +45,7 @@ import { storeCredential } from '../src/services/credentials/credentials.js';
 import type { Engine } from '../src/store/store.js';
 import { benchPostgres, type Started, startProcess } from './processes.js';
 import { type CpuProfile, type Profiled, takeProfile, topFunctions } from './profile-top.js';
-import { benchServer, type Contender, contender, interleavedRounds, type Measured, meanOf, measureOnce, PROVIDER, row } from './proxy-load.js';
+import { benchServer, type Contender, contender, interleavedRounds, type Measured, meanOf, measureOnce, PROVIDER, ratiosPerRound, row } from './proxy-load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -247,10 +247,9 @@ async function rounds(engine: Engine, upstream: Started, direct: Contender, ours
     `at 1 connection (${Math.min(SECONDS, 5)} s each, once): p50 direct ${single[0]!.p50.toFixed(2)} ms, Keyward ${single[1]!.p50.toFixed(2)} ms, floor ${single[2]!.p50.toFixed(2)} ms`,
   );
   const cpuRatio = o.proxyCpu! / f.proxyCpu!;
-  const perRound = ours.loads.map((k, i) => (k.proxyCpu! / floors.loads[i]!.proxyCpu!).toFixed(2)).join(', ');
   say(
     `aim: Keyward's added CPU ≤ ${MAX_CPU_RATIO}× the floor's: ${o.proxyCpu!.toFixed(0)} µs against ${f.proxyCpu!.toFixed(0)} µs, ` +
-      `${cpuRatio.toFixed(2)}× (per round ${perRound}): ${verdict(cpuRatio <= MAX_CPU_RATIO)}`,
+      `${cpuRatio.toFixed(2)}× (per round ${ratiosPerRound(ours, floors)}): ${verdict(cpuRatio <= MAX_CPU_RATIO)}`,
   );
   if (engine === 'sqlite') {
     say(`aim: Keyward's added CPU ≤ ${MAX_SQLITE_CPU_MICROS} µs on SQLite: ${o.proxyCpu!.toFixed(0)} µs: ${verdict(o.proxyCpu! <= MAX_SQLITE_CPU_MICROS)}`);

@@ -53,14 +53,14 @@ function frozen(secret: CredentialSecret): Readonly<CredentialSecret> {
 /** The credential's secret as opening its row gives it (openCredentialSecret), opened once per sealed value and minute. */
 export function keptOpenedSecret(vault: Vault, row: Pick<CredentialRow, 'id' | 'server_id' | 'member_id' | 'secret'>): Readonly<CredentialSecret> {
   const aad = credentialAad(row.id, row.server_id, row.member_id);
-  if (row.secret.byteLength > MAX_KEPT_SEALED_BYTES) return vault.openJson<CredentialSecret>(row.secret, aad);
-  const sealed = Buffer.from(row.secret.buffer, row.secret.byteOffset, row.secret.byteLength);
+  const open = () => vault.openJson<CredentialSecret>(row.secret, aad);
+  if (row.secret.byteLength > MAX_KEPT_SEALED_BYTES) return open();
   // latin1: one character per byte, so no two sealed values give the same text.
-  const key = `${aad}\0${sealed.toString('latin1')}`;
+  const key = `${aad}\0${Buffer.from(row.secret.buffer, row.secret.byteOffset, row.secret.byteLength).toString('latin1')}`;
   const kept = keptFor(vault);
   let secret = kept.get(key);
   if (!secret) {
-    secret = frozen(vault.openJson<CredentialSecret>(sealed, aad));
+    secret = frozen(open());
     kept.set(key, secret);
   }
   return secret;
