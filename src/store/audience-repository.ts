@@ -24,6 +24,7 @@ import {
 import type { Connections } from './connections.js';
 import { CREDENTIAL_COLUMNS } from './credentials-repository.js';
 import { asText, preparedQuery } from './prepared.js';
+import { ReadsTogether } from './reads-together.js';
 import { ReadsUntilChange } from './reads-until-change.js';
 import { Repository } from './repository.js';
 import type { CredentialRow } from './schema.js';
@@ -63,6 +64,30 @@ export interface MemberCredentialForProxy {
 
 /** Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user) with a credential in use. */
 const PROXY_READS_KEPT = 10_000;
+/** Proxied calls' reads sent in one statement at most on PostgreSQL (reads-together.ts); one statement text per count up to it. */
+const PROXY_READS_TOGETHER = 16;
+
+/** A proxied call's arguments: server id, external user id, provider. */
+type ProxyReadArgs = [serverId: string, externalUserId: string, provider: string];
+
+interface ProxyReadRow {
+  auth_version: string | number | bigint;
+  m_id: string | null;
+  m_created_at: string | null;
+  m_updated_at: string | null;
+  custom_definition: string | null;
+}
+
+/** A proxied call's read from its statement's row (the credential's columns are null where it has none). */
+function proxyReadOf(row: ProxyReadRow): MemberCredentialForProxy {
+  const { auth_version, m_id, m_created_at, m_updated_at, custom_definition, ...credential } = row as ProxyReadRow & { id: string | null };
+  return {
+    authVersion: String(auth_version),
+    member: memberOf({ m_id, m_created_at, m_updated_at }),
+    credential: credential.id === null ? undefined : (credential as unknown as CredentialRow),
+    customDefinition: custom_definition ?? null,
+  };
+}
 
 /** The member's columns of a member read's row; undefined where the server has no such member. */
 function memberOf(row: { m_id: string | null; m_created_at: string | null; m_updated_at: string | null }): MemberCredentialForProxy['member'] {
@@ -73,6 +98,7 @@ export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
   readonly #memberCredentialForProxy;
   readonly #proxyReads: ReadsUntilChange<MemberCredentialForProxy>;
+  readonly #proxyReadsTogether: ReadsTogether<ProxyReadArgs, MemberCredentialForProxy> | undefined;
 
   constructor(connections: Connections) {
     super(connections);
@@ -105,26 +131,72 @@ export class AudienceRepository extends Repository {
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
     );
     this.#proxyReads = new ReadsUntilChange<MemberCredentialForProxy>(connections.changeMark, PROXY_READS_KEPT, (read) => read.credential !== undefined);
+    if (connections.engine === 'postgres') this.#proxyReadsTogether = this.#proxyReadsInOneStatement(connections);
+  }
+
+  /**
+   * On PostgreSQL, the reads of calls that ask together in one statement (reads-together.ts): the
+   * proxied call's joins over a VALUES list of the calls' arguments, each numbered so that its row
+   * finds its call. A call alone goes as the statement of one call above. One text per count of calls,
+   * built when first needed: each is planned for its count, so a nested loop over the members' index.
+   */
+  #proxyReadsInOneStatement({ root, reader }: Connections): ReadsTogether<ProxyReadArgs, MemberCredentialForProxy> {
+    const calls = (args: string[]) => {
+      const rows = [];
+      for (let i = 0; i < args.length; i += 3) rows.push(sql`(${sql.lit(i / 3)}, ${asText(args[i]!)}, ${asText(args[i + 1]!)}, ${asText(args[i + 2]!)})`);
+      return sql<{ n: number; server_id: string; external_user_id: string; provider: string }>`(values ${sql.join(rows)})`.as<'k'>(
+        sql`k(n, server_id, external_user_id, provider)`,
+      );
+    };
+    const statementOf = (count: number) =>
+      preparedQuery(reader, count * 3, (...args: string[]) =>
+        root
+          .selectFrom(calls(args))
+          .innerJoin('auth_version as v', (join) => join.on('v.id', '=', sql.lit(1)))
+          .leftJoin('audience_members as m', (join) => join.onRef('m.server_id', '=', 'k.server_id').onRef('m.external_user_id', '=', 'k.external_user_id'))
+          .leftJoin('credentials as c', (join) => join.onRef('c.member_id', '=', 'm.id').onRef('c.provider', '=', 'k.provider'))
+          .leftJoin('custom_providers as p', (join) => join.onRef('p.server_id', '=', 'm.server_id').onRef('p.slug', '=', 'c.provider'))
+          .select([
+            'k.n',
+            'v.version as auth_version',
+            'm.id as m_id',
+            'm.created_at as m_created_at',
+            'm.updated_at as m_updated_at',
+            'p.definition as custom_definition',
+          ])
+          .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
+      );
+    const statements = new Map<number, ReturnType<typeof statementOf>>();
+    const statementFor = (count: number) => {
+      let statement = statements.get(count);
+      if (!statement) {
+        statement = statementOf(count);
+        statements.set(count, statement);
+      }
+      return statement;
+    };
+    return new ReadsTogether<ProxyReadArgs, MemberCredentialForProxy>(async (asked) => {
+      if (asked.length === 1) return [proxyReadOf((await this.#memberCredentialForProxy(...asked[0]!))[0]!)];
+      const rows = await statementFor(asked.length)(...asked.flat());
+      const reads: MemberCredentialForProxy[] = new Array(asked.length);
+      for (const { n, ...row } of rows) reads[n] = proxyReadOf(row);
+      return reads;
+    }, PROXY_READS_TOGETHER);
   }
 
   /**
    * The read of a proxied call, in one statement on the per-request reader (as memberWithCredentials);
    * on SQLite answered from memory, the same object, until anything is committed (reads-until-change.ts):
    * a busy end user's calls then cost no statement, and a revocation is still seen by the next call.
+   * On PostgreSQL the calls that ask together share one statement (reads-together.ts), sent after each
+   * asked, so the same holds there.
    */
   memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<Readonly<MemberCredentialForProxy>> {
     // The external id holds no control character (its schema), so the last NUL ends the provider
     // however the caller spelled it: no two calls' keys are the same text.
-    return this.#proxyReads.get(`${serverId}\0${provider}\0${externalUserId}`, async () => {
-      const [row] = await this.#memberCredentialForProxy(serverId, externalUserId, provider);
-      const { auth_version, m_id, m_created_at, m_updated_at, custom_definition, ...credential } = row!;
-      return {
-        authVersion: String(auth_version),
-        member: memberOf({ m_id, m_created_at, m_updated_at }),
-        credential: credential.id === null ? undefined : (credential as CredentialRow),
-        customDefinition: custom_definition ?? null,
-      };
-    });
+    const key = `${serverId}\0${provider}\0${externalUserId}`;
+    if (this.#proxyReadsTogether) return this.#proxyReadsTogether.get(key, [serverId, externalUserId, provider]);
+    return this.#proxyReads.get(key, async () => proxyReadOf((await this.#memberCredentialForProxy(serverId, externalUserId, provider))[0]!));
   }
 
   /**

@@ -48,6 +48,13 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
       api: { apiBaseUrl: `${api.url}/v1`, auth: 'bearer:apiKey' },
       actor: CLI_ACTOR,
     });
+    await addCustomStaticProvider(t.ctx, {
+      serverId: tenant.serverId,
+      slug: 'almanac',
+      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+      api: { apiBaseUrl: `${api.url}/v2`, auth: 'bearer:apiKey' },
+      actor: CLI_ACTOR,
+    });
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -75,6 +82,31 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     const after = await read('u_same');
     expect(after === first).toBe(false);
     expect(after).toEqual(first);
+  });
+
+  it('gives each of the calls that read together its own read, as the call alone would (one statement on PostgreSQL)', async () => {
+    await connect('u_together_a', 'sk_together_a_0123456789');
+    await connect('u_together_b', 'sk_together_b_0123456789');
+    await connectStatic(t.app, headers, { provider: 'almanac', externalUserId: 'u_together_c', values: { apiKey: 'sk_together_c_0123456789' } });
+    // a and b have a ledger credential, c is a member without one, and nobody is no member at all.
+    const ids = ['u_together_a', 'u_together_b', 'u_together_c', 'u_together_a', 'u_nobody', 'u_together_b'];
+    const together = await Promise.all(ids.map(read));
+    const alone = [];
+    for (const id of ids) alone.push(await read(id));
+    expect(together).toEqual(alone);
+    expect(together.map((found) => found.credential?.external_user_id)).toEqual([
+      'u_together_a',
+      'u_together_b',
+      undefined,
+      'u_together_a',
+      undefined,
+      'u_together_b',
+    ]);
+    expect(together.map((found) => found.member !== undefined)).toEqual([true, true, true, true, false, true]);
+    expect(together[0]!.customDefinition).toContain(api.url);
+    // On PostgreSQL the same key asked twice in one statement is read once; on SQLite each call that
+    // asks before the first read was kept runs its own statement (which costs no round trip there).
+    expect(together[0] === together[3]).toBe(engine === 'postgres');
   });
 
   it('sends the credential stored anew, from the next call', async () => {

@@ -84,7 +84,7 @@ export async function readForProxy(ctx: ServiceContext, serverId: string, extern
  * auth to inject while the credential is used as read. The store hands out the same object until
  * anything is committed, and for a minute at most (on SQLite: store/reads-until-change.ts), so a busy
  * end user's calls work it out once a minute, or once per revocation, refresh or other change; a new
- * read is a new object (on PostgreSQL, every call's), and then the secret is still opened only once a
+ * read is a new object (on PostgreSQL, every statement's), and then the secret is still opened only once a
  * minute per sealed value (credentials/opened-secrets.ts), and a custom definition parsed once per
  * text (parsedDefinitions below). Held weakly: what was worked out goes with the read. (The process
  * holds the master key, which opens every stored secret, so an opened one kept this long is no new

@@ -1,0 +1,77 @@
+/**
+ * Reads asked for together, sent as one statement. On PostgreSQL every proxied call reads (no node
+ * learns of another's commit in time to answer from memory), and the node's CPU for a round trip
+ * (the socket's write and read, pg's result, the promise turns) is more than the statement's own
+ * work (bench/RESULTS.md). Calls that ask in the same turn of the event loop are gathered until its
+ * check phase (setImmediate: after the sockets that were ready in this turn have all been read), then
+ * read by one statement over all their keys, a key asked twice being read once.
+ *
+ * Each call's statement is sent after the call asked, so what it reads is what a statement of its
+ * own would read at that moment or later: every commit acknowledged before the call (a revocation on
+ * any node) is seen, exactly as before.
+ */
+
+interface Waiting<T> {
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+interface Asked<Args, T> {
+  args: Args;
+  waiting: Waiting<T>[];
+}
+
+/** Reads `args` in one statement; the values in the order of `args`. */
+export type ReadAll<Args, T> = (args: readonly Args[]) => Promise<readonly T[]>;
+
+export class ReadsTogether<Args, T> {
+  #asked = new Map<string, Asked<Args, T>>();
+  #sendScheduled = false;
+
+  constructor(
+    private readonly readAll: ReadAll<Args, T>,
+    /** Keys in one statement at most; more asked in one turn go in as many statements as needed, sent at once. */
+    private readonly mostTogether: number,
+  ) {
+    if (!Number.isInteger(mostTogether) || mostTogether < 1) throw new Error(`mostTogether must be a positive integer, not ${mostTogether}`);
+  }
+
+  /** The value read for `key` (whose `args` the statement takes), by the next statement sent. */
+  get(key: string, args: Args): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const asked = this.#asked.get(key);
+      if (asked) asked.waiting.push({ resolve, reject });
+      else this.#asked.set(key, { args, waiting: [{ resolve, reject }] });
+      if (!this.#sendScheduled) {
+        this.#sendScheduled = true;
+        setImmediate(this.#send);
+      }
+    });
+  }
+
+  readonly #send = (): void => {
+    const asked = [...this.#asked.values()];
+    this.#asked = new Map();
+    this.#sendScheduled = false;
+    for (let start = 0; start < asked.length; start += this.mostTogether) {
+      const group = asked.slice(start, start + this.mostTogether);
+      this.#read(group).then(
+        (values) => {
+          group.forEach((one, i) => {
+            for (const waiting of one.waiting) waiting.resolve(values[i]!);
+          });
+        },
+        (error: unknown) => {
+          for (const one of group) for (const waiting of one.waiting) waiting.reject(error);
+        },
+      );
+    }
+  };
+
+  /** readAll, a synchronous throw made a rejection, and a short answer an error rather than undefined values. */
+  async #read(group: Asked<Args, T>[]): Promise<readonly T[]> {
+    const values = await this.readAll(group.map((one) => one.args));
+    if (values.length !== group.length) throw new Error(`a read of ${group.length} keys gave ${values.length} values`);
+    return values;
+  }
+}

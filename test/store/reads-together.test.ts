@@ -1,0 +1,106 @@
+/**
+ * ReadsTogether (store/reads-together.ts): calls that ask in the same turn share one statement, a
+ * key asked twice is read once, and a call never takes the answer of a statement sent before it
+ * asked (so a commit acknowledged before the call is always seen). The statement here is a function
+ * that records what it was asked and answers when the test says; the repository's real statement
+ * on PostgreSQL is tested in test/gateway/proxy-reads-until-change.test.ts.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { ReadsTogether } from '../../src/store/reads-together.js';
+
+/** A statement over numbers that answers each with its square once `answer()` is called. */
+function squares() {
+  const sent: number[][] = [];
+  const pending: (() => void)[] = [];
+  let version = 0;
+  const readAll = (args: readonly number[]) => {
+    sent.push([...args]);
+    // What the statement reads is the state when it was sent.
+    const seen = version;
+    return new Promise<{ square: number; version: number }[]>((resolve) => {
+      pending.push(() => resolve(args.map((n) => ({ square: n * n, version: seen }))));
+    });
+  };
+  const answer = () => {
+    for (const resolve of pending.splice(0)) resolve();
+  };
+  const commit = () => {
+    version += 1;
+  };
+  return { sent, readAll, answer, commit };
+}
+
+describe('reads asked together', () => {
+  it('sends the keys asked in one turn as one statement, a key asked twice once, each call its own value', async () => {
+    const statement = squares();
+    const together = new ReadsTogether(statement.readAll, 16);
+    const calls = [2, 3, 2, 5].map((n) => together.get(String(n), n));
+    expect(statement.sent).toEqual([]);
+    await nextTurn();
+    expect(statement.sent).toEqual([[2, 3, 5]]);
+    statement.answer();
+    const values = await Promise.all(calls);
+    expect(values.map((value) => value.square)).toEqual([4, 9, 4, 25]);
+    expect(values[0]).toBe(values[2]);
+  });
+
+  it('sends more keys than fit in one statement as several, all at once', async () => {
+    const statement = squares();
+    const together = new ReadsTogether(statement.readAll, 3);
+    const calls = [1, 2, 3, 4, 5, 6, 7].map((n) => together.get(String(n), n));
+    await nextTurn();
+    expect(statement.sent).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
+    statement.answer();
+    expect((await Promise.all(calls)).map((value) => value.square)).toEqual([1, 4, 9, 16, 25, 36, 49]);
+  });
+
+  it('never hands a call the answer of a statement sent before it asked', async () => {
+    const statement = squares();
+    const together = new ReadsTogether(statement.readAll, 16);
+    const first = together.get('7', 7);
+    await nextTurn();
+    expect(statement.sent).toEqual([[7]]);
+    // A revocation commits while the first statement is under way; a call that asks after it sees it.
+    statement.commit();
+    const second = together.get('7', 7);
+    await nextTurn();
+    expect(statement.sent).toEqual([[7], [7]]);
+    statement.answer();
+    expect((await first).version).toBe(0);
+    expect((await second).version).toBe(1);
+  });
+
+  it('fails every call of a statement that failed, and only those', async () => {
+    let sent = 0;
+    const together = new ReadsTogether<number, number>(async (args) => {
+      sent += 1;
+      if (sent === 1) throw new Error('the database is unavailable');
+      return args;
+    }, 2);
+    const calls = [1, 2, 3].map((n) =>
+      together.get(String(n), n).then(
+        (value) => ({ value }),
+        (error: Error) => ({ error: error.message }),
+      ),
+    );
+    expect(await Promise.all(calls)).toEqual([{ error: 'the database is unavailable' }, { error: 'the database is unavailable' }, { value: 3 }]);
+  });
+
+  it('fails the calls of a statement that threw before it was sent, or answered too few values', async () => {
+    const throwing = new ReadsTogether<number, number>(() => {
+      throw new Error('not sent');
+    }, 4);
+    await expect(throwing.get('1', 1)).rejects.toThrow('not sent');
+    const short = new ReadsTogether<number, number>(async (args) => args.slice(1), 4);
+    const calls = [short.get('1', 1), short.get('2', 2)];
+    await expect(calls[0]).rejects.toThrow('a read of 2 keys gave 1 values');
+    await expect(calls[1]).rejects.toThrow('a read of 2 keys gave 1 values');
+  });
+
+  it('refuses a bound that is not a positive whole number', () => {
+    const readAll = async (args: readonly number[]) => args;
+    expect(() => new ReadsTogether(readAll, 0)).toThrow('mostTogether must be a positive integer');
+    expect(() => new ReadsTogether(readAll, 1.5)).toThrow('mostTogether must be a positive integer');
+  });
+});
