@@ -20,7 +20,7 @@ import { proxiedTarget } from '../web/proxy-paths.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import type { GuardHook } from './guard-hook.js';
 import { type BodyLimit, declaredLength, hasBody, limitedBody } from './proxy-body.js';
-import { ExternalUserId, GUARD_STATUSES, problemResponses } from './schemas.js';
+import { ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses } from './schemas.js';
 
 /** The gateway's limits on one node (KEYWARD_PROXY_MAX_BODY_MB, _TIMEOUT_SECONDS, _MAX_IN_FLIGHT). */
 export interface ProxyLimits {
@@ -131,7 +131,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       description:
         "Keyward calls `{apiBaseUrl}/{path}?{query}` with the member's active credential of `{provider}` and streams the answer back unchanged, with `keyward-upstream`. Request and answer bodies are the provider's.",
       tags: ['gateway'],
-      params: Type.Object({ externalUserId: ExternalUserId, provider: Type.String() }),
+      params: Type.Object({ externalUserId: ExternalUserId, provider: ProviderSlug }),
       response: problemResponses(...GUARD_STATUSES, 409, 413, 422, 502, 504),
     };
     // Documented once, with its path named (app.ts's OpenAPI transform); the route without a path is the same call on the base URL.

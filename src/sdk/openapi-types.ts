@@ -1901,6 +1901,7 @@ export interface paths {
                 path: {
                     /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
                     externalUserId: string;
+                    /** @description A provider slug. */
                     provider: string;
                     /** @description Appended to the provider's API base URL as sent (percent-encoded), with the query string. */
                     path: string;
@@ -2164,6 +2165,7 @@ export interface paths {
                 path: {
                     /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
                     externalUserId: string;
+                    /** @description A provider slug. */
                     provider: string;
                     /** @description Appended to the provider's API base URL as sent (percent-encoded), with the query string. */
                     path: string;
@@ -2427,6 +2429,7 @@ export interface paths {
                 path: {
                     /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
                     externalUserId: string;
+                    /** @description A provider slug. */
                     provider: string;
                     /** @description Appended to the provider's API base URL as sent (percent-encoded), with the query string. */
                     path: string;
@@ -2690,6 +2693,7 @@ export interface paths {
                 path: {
                     /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
                     externalUserId: string;
+                    /** @description A provider slug. */
                     provider: string;
                     /** @description Appended to the provider's API base URL as sent (percent-encoded), with the query string. */
                     path: string;
@@ -2955,6 +2959,7 @@ export interface paths {
                 path: {
                     /** @description The company's own id of the end user, matched exactly (case-sensitive, no normalisation). */
                     externalUserId: string;
+                    /** @description A provider slug. */
                     provider: string;
                     /** @description Appended to the provider's API base URL as sent (percent-encoded), with the query string. */
                     path: string;

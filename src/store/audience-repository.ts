@@ -28,6 +28,7 @@ import { ReadsTogether } from './reads-together.js';
 import { ReadsUntilChange } from './reads-until-change.js';
 import { Repository } from './repository.js';
 import type { CredentialRow } from './schema.js';
+import { DatabaseUnavailable } from './store-errors.js';
 
 export type { PageFilter, PagePosition, TagMatch, WalkIndex } from './audience-page-queries.js';
 
@@ -138,7 +139,8 @@ export class AudienceRepository extends Repository {
    * On PostgreSQL, the reads of calls that ask together in one statement (reads-together.ts): the
    * proxied call's joins over a VALUES list of the calls' arguments, each numbered so that its row
    * finds its call. A call alone goes as the statement of one call above. One text per count of calls,
-   * built when first needed: each is planned for its count, so a nested loop over the members' index.
+   * built when first needed (its plan, on an audience of 1,000,000: a nested loop from the VALUES over
+   * the members', credentials' and custom providers' unique indexes, as the statement of one call's).
    */
   #proxyReadsInOneStatement({ root, reader }: Connections): ReadsTogether<ProxyReadArgs, MemberCredentialForProxy> {
     const calls = (args: string[]) => {
@@ -175,13 +177,18 @@ export class AudienceRepository extends Repository {
       }
       return statement;
     };
-    return new ReadsTogether<ProxyReadArgs, MemberCredentialForProxy>(async (asked) => {
-      if (asked.length === 1) return [proxyReadOf((await this.#memberCredentialForProxy(...asked[0]!))[0]!)];
-      const rows = await statementFor(asked.length)(...asked.flat());
-      const reads: MemberCredentialForProxy[] = new Array(asked.length);
-      for (const { n, ...row } of rows) reads[n] = proxyReadOf(row);
-      return reads;
-    }, PROXY_READS_TOGETHER);
+    return new ReadsTogether<ProxyReadArgs, MemberCredentialForProxy>(
+      async (asked) => {
+        if (asked.length === 1) return [proxyReadOf((await this.#memberCredentialForProxy(...asked[0]!))[0]!)];
+        const rows = await statementFor(asked.length)(...asked.flat());
+        const reads: (MemberCredentialForProxy | undefined)[] = new Array(asked.length).fill(undefined);
+        for (const { n, ...row } of rows) reads[n] = proxyReadOf(row);
+        if (reads.includes(undefined)) throw new Error(`a read of ${asked.length} proxied calls found rows for ${rows.length} of them`);
+        return reads as MemberCredentialForProxy[];
+      },
+      PROXY_READS_TOGETHER,
+      (error) => !(error instanceof DatabaseUnavailable),
+    );
   }
 
   /**
@@ -192,8 +199,9 @@ export class AudienceRepository extends Repository {
    * asked, so the same holds there.
    */
   memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<Readonly<MemberCredentialForProxy>> {
-    // The external id holds no control character (its schema), so the last NUL ends the provider
-    // however the caller spelled it: no two calls' keys are the same text.
+    // Neither the server id (made by Keyward) nor the external id (its schema) holds a control
+    // character, so the first and last NULs end the server id and the provider however the caller
+    // spelled it: no two calls' keys are the same text.
     const key = `${serverId}\0${provider}\0${externalUserId}`;
     if (this.#proxyReadsTogether) return this.#proxyReadsTogether.get(key, [serverId, externalUserId, provider]);
     return this.#proxyReads.get(key, async () => proxyReadOf((await this.#memberCredentialForProxy(serverId, externalUserId, provider))[0]!));

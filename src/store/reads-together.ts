@@ -32,6 +32,13 @@ export class ReadsTogether<Args, T> {
     private readonly readAll: ReadAll<Args, T>,
     /** Keys in one statement at most; more asked in one turn go in as many statements as needed, sent at once. */
     private readonly mostTogether: number,
+    /**
+     * Whether a statement's failure may be one key's alone (an argument the database refuses), so
+     * that each of its keys is read again by itself: one call's bad argument must not fail the calls
+     * that happened to ask with it. False for a failure every statement would meet (the database
+     * unreachable), which is then every call's answer at once.
+     */
+    private readonly mayBeOneKeys: (error: unknown) => boolean,
   ) {
     if (!Number.isInteger(mostTogether) || mostTogether < 1) throw new Error(`mostTogether must be a positive integer, not ${mostTogether}`);
   }
@@ -53,25 +60,26 @@ export class ReadsTogether<Args, T> {
     const asked = [...this.#asked.values()];
     this.#asked = new Map();
     this.#sendScheduled = false;
-    for (let start = 0; start < asked.length; start += this.mostTogether) {
-      const group = asked.slice(start, start + this.mostTogether);
-      this.#read(group).then(
-        (values) => {
-          group.forEach((one, i) => {
-            for (const waiting of one.waiting) waiting.resolve(values[i]!);
-          });
-        },
-        (error: unknown) => {
-          for (const one of group) for (const waiting of one.waiting) waiting.reject(error);
-        },
-      );
-    }
+    for (let start = 0; start < asked.length; start += this.mostTogether) void this.#answer(asked.slice(start, start + this.mostTogether));
   };
 
-  /** readAll, a synchronous throw made a rejection, and a short answer an error rather than undefined values. */
-  async #read(group: Asked<Args, T>[]): Promise<readonly T[]> {
-    const values = await this.readAll(group.map((one) => one.args));
-    if (values.length !== group.length) throw new Error(`a read of ${group.length} keys gave ${values.length} values`);
-    return values;
+  /** Reads the group and settles its calls; never rejects. */
+  async #answer(group: Asked<Args, T>[]): Promise<void> {
+    let values: readonly T[];
+    try {
+      // A synchronous throw is a rejection here too.
+      values = await this.readAll(group.map((one) => one.args));
+      if (values.length !== group.length) throw new Error(`a read of ${group.length} keys gave ${values.length} values`);
+    } catch (error) {
+      if (group.length > 1 && this.mayBeOneKeys(error)) {
+        for (const one of group) void this.#answer([one]);
+        return;
+      }
+      for (const one of group) for (const waiting of one.waiting) waiting.reject(error);
+      return;
+    }
+    group.forEach((one, i) => {
+      for (const waiting of one.waiting) waiting.resolve(values[i]!);
+    });
   }
 }

@@ -3,7 +3,8 @@
  * (store/reads-until-change.ts): the same object while nothing changes, so a busy end user's calls
  * cost no statement and no decryption; yet a change committed by anyone is seen by the very next call:
  * a credential deleted or marked needs_reauth by another process's SQL, an account key revoked by the
- * CLI, a credential stored anew by the services. On PostgreSQL every call reads.
+ * CLI, a credential stored anew by the services. On PostgreSQL every call reads, the calls that ask
+ * together in one statement (store/reads-together.ts), which gives each call its own read.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -15,7 +16,7 @@ import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
-import { newAccountKey, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { createTenant, keys, newAccountKey, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
 
 const resolve = createRequire(import.meta.url).resolve;
 
@@ -107,6 +108,81 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     // On PostgreSQL the same key asked twice in one statement is read once; on SQLite each call that
     // asks before the first read was kept runs its own statement (which costs no round trip there).
     expect(together[0] === together[3]).toBe(engine === 'postgres');
+  });
+
+  it('gives each call its own read where calls of two servers, two providers and seventeen keys read together', async () => {
+    // Another server with a ledger of its own at another base URL, and the same external user id on both.
+    const other = await createTenant(t.ctx);
+    const otherHeaders = keys(other);
+    await addCustomStaticProvider(t.ctx, {
+      serverId: other.serverId,
+      slug: 'ledger',
+      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+      api: { apiBaseUrl: `${api.url}/v3`, auth: 'bearer:apiKey' },
+      actor: CLI_ACTOR,
+    });
+    await connect('u_mixed', 'sk_mixed_here_0123456789');
+    await connectStatic(t.app, otherHeaders, { provider: 'ledger', externalUserId: 'u_mixed', values: { apiKey: 'sk_mixed_there_0123456789' } });
+    await connectStatic(t.app, headers, { provider: 'almanac', externalUserId: 'u_mixed', values: { apiKey: 'sk_mixed_almanac_0123456789' } });
+    const asks: [string, string, string][] = [
+      [tenant.serverId, 'u_mixed', 'ledger'],
+      [other.serverId, 'u_mixed', 'ledger'],
+      [tenant.serverId, 'u_mixed', 'almanac'],
+      [other.serverId, 'u_mixed', 'almanac'],
+      [tenant.serverId, 'u_mixed', 'openai'],
+      ...Array.from({ length: 12 }, (_, i): [string, string, string] => [i % 2 ? tenant.serverId : other.serverId, `u_nobody_${i}`, 'ledger']),
+    ];
+    expect(asks).toHaveLength(17);
+    const readAsked = ([serverId, externalUserId, provider]: [string, string, string]) =>
+      t.ctx.store.audience.memberCredentialForProxy(serverId, externalUserId, provider);
+    const together = await Promise.all(asks.map(readAsked));
+    const alone = [];
+    for (const ask of asks) alone.push(await readAsked(ask));
+    expect(together).toEqual(alone);
+    const summary = together.slice(0, 5).map((found) => ({
+      server: found.credential?.server_id,
+      provider: found.credential?.provider,
+      base: found.customDefinition === null ? null : JSON.parse(found.customDefinition).api.apiBaseUrl,
+    }));
+    expect(summary).toEqual([
+      { server: tenant.serverId, provider: 'ledger', base: `${api.url}/v1` },
+      { server: other.serverId, provider: 'ledger', base: `${api.url}/v3` },
+      { server: tenant.serverId, provider: 'almanac', base: `${api.url}/v2` },
+      { server: undefined, provider: undefined, base: null },
+      { server: undefined, provider: undefined, base: null },
+    ]);
+    expect(together.slice(5).every((found) => found.member === undefined && found.credential === undefined)).toBe(true);
+  });
+
+  it('sees a revocation in the next calls that read together', async () => {
+    await connect('u_turn_a', 'sk_turn_a_0123456789');
+    await connect('u_turn_b', 'sk_turn_b_0123456789');
+    const both = () => Promise.all([read('u_turn_a'), read('u_turn_b')]);
+    expect((await both()).map((found) => found.credential?.external_user_id)).toEqual(['u_turn_a', 'u_turn_b']);
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/end-users/u_turn_a?provider=ledger', headers })).statusCode).toBe(200);
+    expect((await both()).map((found) => found.credential?.external_user_id)).toEqual([undefined, 'u_turn_b']);
+  });
+
+  it('answers the calls that read together with one the database refuses (a NUL in the provider) as if each had read alone', async () => {
+    await connect('u_nul', 'sk_nul_0123456789');
+    const [good, refused, goodAgain] = await Promise.allSettled([
+      read('u_nul'),
+      t.ctx.store.audience.memberCredentialForProxy(tenant.serverId, 'u_nul', 'led\0ger'),
+      read('u_nul'),
+    ]);
+    expect(good.status === 'fulfilled' && good.value.credential?.external_user_id).toBe('u_nul');
+    expect(goodAgain.status === 'fulfilled' && goodAgain.value.credential?.external_user_id).toBe('u_nul');
+    // PostgreSQL refuses the text; SQLite finds no such credential.
+    if (engine === 'postgres') expect(refused.status).toBe('rejected');
+    else expect(refused.status === 'fulfilled' && refused.value.credential).toBeUndefined();
+    // Over HTTP such a provider is no slug: refused before anything is read, and the calls beside it pass.
+    const [nul, ...passing] = await Promise.all([
+      t.app.inject({ method: 'GET', url: '/v1/end-users/u_nul/proxy/led%00ger/items', headers }),
+      proxy('u_nul'),
+      proxy('u_nul'),
+    ]);
+    expectProblem(nul, 400, 'validation_failed');
+    expect(passing.map((answer) => answer.statusCode)).toEqual([200, 200]);
   });
 
   it('sends the credential stored anew, from the next call', async () => {

@@ -31,10 +31,18 @@ function squares() {
   return { sent, readAll, answer, commit };
 }
 
+/** A call's value or its error's message. */
+function settled<T>(call: Promise<T>): Promise<{ value: T } | { error: string }> {
+  return call.then(
+    (value) => ({ value }),
+    (error: Error) => ({ error: error.message }),
+  );
+}
+
 describe('reads asked together', () => {
   it('sends the keys asked in one turn as one statement, a key asked twice once, each call its own value', async () => {
     const statement = squares();
-    const together = new ReadsTogether(statement.readAll, 16);
+    const together = new ReadsTogether(statement.readAll, 16, () => true);
     const calls = [2, 3, 2, 5].map((n) => together.get(String(n), n));
     expect(statement.sent).toEqual([]);
     await nextTurn();
@@ -47,7 +55,7 @@ describe('reads asked together', () => {
 
   it('sends more keys than fit in one statement as several, all at once', async () => {
     const statement = squares();
-    const together = new ReadsTogether(statement.readAll, 3);
+    const together = new ReadsTogether(statement.readAll, 3, () => true);
     const calls = [1, 2, 3, 4, 5, 6, 7].map((n) => together.get(String(n), n));
     await nextTurn();
     expect(statement.sent).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
@@ -57,7 +65,7 @@ describe('reads asked together', () => {
 
   it('never hands a call the answer of a statement sent before it asked', async () => {
     const statement = squares();
-    const together = new ReadsTogether(statement.readAll, 16);
+    const together = new ReadsTogether(statement.readAll, 16, () => true);
     const first = together.get('7', 7);
     await nextTurn();
     expect(statement.sent).toEqual([[7]]);
@@ -71,36 +79,73 @@ describe('reads asked together', () => {
     expect((await second).version).toBe(1);
   });
 
-  it('fails every call of a statement that failed, and only those', async () => {
-    let sent = 0;
-    const together = new ReadsTogether<number, number>(async (args) => {
-      sent += 1;
-      if (sent === 1) throw new Error('the database is unavailable');
-      return args;
-    }, 2);
-    const calls = [1, 2, 3].map((n) =>
-      together.get(String(n), n).then(
-        (value) => ({ value }),
-        (error: Error) => ({ error: error.message }),
-      ),
+  it('reads each key of a failed statement again alone, so one key the database refuses fails only its own call', async () => {
+    const sent: number[][] = [];
+    const together = new ReadsTogether<number, number>(
+      async (args) => {
+        sent.push([...args]);
+        if (args.includes(13)) throw new Error('invalid byte sequence');
+        return args;
+      },
+      16,
+      () => true,
     );
+    const calls = [1, 13, 2].map((n) => settled(together.get(String(n), n)));
+    expect(await Promise.all(calls)).toEqual([{ value: 1 }, { error: 'invalid byte sequence' }, { value: 2 }]);
+    expect(sent).toEqual([[1, 13, 2], [1], [13], [2]]);
+  });
+
+  it('fails every call of a statement at once where the failure is not one key’s (the database unreachable), and only those', async () => {
+    let sent = 0;
+    const together = new ReadsTogether<number, number>(
+      async (args) => {
+        sent += 1;
+        if (sent === 1) throw new Error('the database is unavailable');
+        return args;
+      },
+      2,
+      () => false,
+    );
+    const calls = [1, 2, 3].map((n) => settled(together.get(String(n), n)));
     expect(await Promise.all(calls)).toEqual([{ error: 'the database is unavailable' }, { error: 'the database is unavailable' }, { value: 3 }]);
+    expect(sent).toBe(2);
   });
 
   it('fails the calls of a statement that threw before it was sent, or answered too few values', async () => {
-    const throwing = new ReadsTogether<number, number>(() => {
-      throw new Error('not sent');
-    }, 4);
+    const throwing = new ReadsTogether<number, number>(
+      () => {
+        throw new Error('not sent');
+      },
+      4,
+      () => false,
+    );
     await expect(throwing.get('1', 1)).rejects.toThrow('not sent');
-    const short = new ReadsTogether<number, number>(async (args) => args.slice(1), 4);
+    const short = new ReadsTogether<number, number>(
+      async (args) => args.slice(1),
+      4,
+      () => false,
+    );
     const calls = [short.get('1', 1), short.get('2', 2)];
     await expect(calls[0]).rejects.toThrow('a read of 2 keys gave 1 values');
     await expect(calls[1]).rejects.toThrow('a read of 2 keys gave 1 values');
   });
 
+  it('sends a key asked while its answer is being handed out in a statement of its own', async () => {
+    const statement = squares();
+    const together = new ReadsTogether(statement.readAll, 16, () => true);
+    const again = together.get('4', 4).then(() => together.get('4', 4));
+    await nextTurn();
+    statement.answer();
+    await nextTurn();
+    await nextTurn();
+    expect(statement.sent).toEqual([[4], [4]]);
+    statement.answer();
+    expect((await again).square).toBe(16);
+  });
+
   it('refuses a bound that is not a positive whole number', () => {
     const readAll = async (args: readonly number[]) => args;
-    expect(() => new ReadsTogether(readAll, 0)).toThrow('mostTogether must be a positive integer');
-    expect(() => new ReadsTogether(readAll, 1.5)).toThrow('mostTogether must be a positive integer');
+    expect(() => new ReadsTogether(readAll, 0, () => true)).toThrow('mostTogether must be a positive integer');
+    expect(() => new ReadsTogether(readAll, 1.5, () => true)).toThrow('mostTogether must be a positive integer');
   });
 });

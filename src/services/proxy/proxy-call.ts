@@ -97,7 +97,7 @@ interface WorkedOut {
 const workedOut = new WeakMap<Readonly<MemberCredentialForProxy>, WorkedOut>();
 
 /**
- * Custom providers' definitions as parsed, by their text. A read is a new object on every call on
+ * Custom providers' definitions as parsed, by their text. A read is a new object on every statement on
  * PostgreSQL, and after every commit on SQLite, yet the few definitions it carries are the same texts:
  * parsing one again cost ~15 µs a call where calls are spread over many end users (bench/RESULTS.md,
  * "Calls spread over an audience"). A changed definition is another text, so nothing stale is found;
