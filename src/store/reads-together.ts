@@ -1,10 +1,13 @@
 /**
  * Reads asked for together, sent as one statement. On PostgreSQL every proxied call reads (no node
- * learns of another's commit in time to answer from memory), and the node's CPU for a round trip
- * (the socket's write and read, pg's result, the promise turns) is more than the statement's own
- * work (bench/RESULTS.md). Calls that ask in the same turn of the event loop are gathered until its
+ * learns of another's commit in time to answer from memory), and each round trip costs the node CPU
+ * of its own, whatever the statement reads: the socket's write and read, pg's result, the promise
+ * turns (bench/RESULTS.md). Calls that ask in the same turn of the event loop are gathered until its
  * check phase (setImmediate: after the sockets that were ready in this turn have all been read), then
- * read by one statement over all their keys, a key asked twice being read once.
+ * read by one statement over all their keys, a key asked twice being read once. The price is that
+ * the first call of a turn waits, before its statement is sent, for the rest of that turn's work (the
+ * other calls' steps up to their reads), which is nothing where a call arrives alone. In the proxy's
+ * bench at 10 connections, 2.8 calls shared a statement on average.
  *
  * Each call's statement is sent after the call asked, so what it reads is what a statement of its
  * own would read at that moment or later: every commit acknowledged before the call (a revocation on
