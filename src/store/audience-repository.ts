@@ -23,11 +23,11 @@ import {
 } from './audience-page-queries.js';
 import type { Connections } from './connections.js';
 import { CREDENTIAL_COLUMNS } from './credentials-repository.js';
-import { asText, preparedQuery } from './prepared.js';
-import { ReadsTogether } from './reads-together.js';
+import { asText, preparedPerCount, preparedQuery } from './prepared.js';
 import { ReadsUntilChange } from './reads-until-change.js';
 import { Repository } from './repository.js';
 import type { CredentialRow } from './schema.js';
+import { StatementsTogether } from './statements-together.js';
 import { DatabaseUnavailable } from './store-errors.js';
 
 export type { PageFilter, PagePosition, TagMatch, WalkIndex } from './audience-page-queries.js';
@@ -65,7 +65,7 @@ export interface MemberCredentialForProxy {
 
 /** Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user) with a credential in use. */
 const PROXY_READS_KEPT = 10_000;
-/** Proxied calls' reads sent in one statement at most on PostgreSQL (reads-together.ts); one statement text per count up to it. */
+/** Proxied calls' reads sent in one statement at most on PostgreSQL (statements-together.ts); one statement text per count up to it. */
 const PROXY_READS_TOGETHER = 16;
 
 /** A proxied call's arguments: server id, external user id, provider. */
@@ -99,7 +99,7 @@ export class AudienceRepository extends Repository {
   readonly #memberWithCredentials;
   readonly #memberCredentialForProxy;
   readonly #proxyReads: ReadsUntilChange<MemberCredentialForProxy>;
-  readonly #proxyReadsTogether: ReadsTogether<ProxyReadArgs, MemberCredentialForProxy> | undefined;
+  readonly #proxyStatementsTogether: StatementsTogether<ProxyReadArgs, MemberCredentialForProxy> | undefined;
 
   constructor(connections: Connections) {
     super(connections);
@@ -132,17 +132,17 @@ export class AudienceRepository extends Repository {
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
     );
     this.#proxyReads = new ReadsUntilChange<MemberCredentialForProxy>(connections.changeMark, PROXY_READS_KEPT, (read) => read.credential !== undefined);
-    if (connections.engine === 'postgres') this.#proxyReadsTogether = this.#proxyReadsInOneStatement(connections);
+    if (connections.engine === 'postgres') this.#proxyStatementsTogether = this.#proxyReadsInOneStatement(connections);
   }
 
   /**
-   * On PostgreSQL, the reads of calls that ask together in one statement (reads-together.ts): the
+   * On PostgreSQL, the reads of calls that ask together in one statement (statements-together.ts): the
    * proxied call's joins over a VALUES list of the calls' arguments, each numbered so that its row
    * finds its call. A call alone goes as the statement of one call above. One text per count of calls,
    * built when first needed (its plan, on an audience of 1,000,000: a nested loop from the VALUES over
    * the members', credentials' and custom providers' unique indexes, as the statement of one call's).
    */
-  #proxyReadsInOneStatement({ root, reader }: Connections): ReadsTogether<ProxyReadArgs, MemberCredentialForProxy> {
+  #proxyReadsInOneStatement({ root, reader }: Connections): StatementsTogether<ProxyReadArgs, MemberCredentialForProxy> {
     const calls = (args: string[]) => {
       const rows = [];
       for (let i = 0; i < args.length; i += 3) rows.push(sql`(${sql.lit(i / 3)}, ${asText(args[i]!)}, ${asText(args[i + 1]!)}, ${asText(args[i + 2]!)})`);
@@ -150,8 +150,10 @@ export class AudienceRepository extends Repository {
         sql`k(n, server_id, external_user_id, provider)`,
       );
     };
-    const statementOf = (count: number) =>
-      preparedQuery(reader, count * 3, (...args: string[]) =>
+    const statementFor = preparedPerCount(
+      reader,
+      (count) => count * 3,
+      (...args: string[]) =>
         root
           .selectFrom(calls(args))
           .innerJoin('auth_version as v', (join) => join.on('v.id', '=', sql.lit(1)))
@@ -167,17 +169,8 @@ export class AudienceRepository extends Repository {
             'p.definition as custom_definition',
           ])
           .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
-      );
-    const statements = new Map<number, ReturnType<typeof statementOf>>();
-    const statementFor = (count: number) => {
-      let statement = statements.get(count);
-      if (!statement) {
-        statement = statementOf(count);
-        statements.set(count, statement);
-      }
-      return statement;
-    };
-    return new ReadsTogether<ProxyReadArgs, MemberCredentialForProxy>(
+    );
+    return new StatementsTogether<ProxyReadArgs, MemberCredentialForProxy>(
       async (asked) => {
         if (asked.length === 1) return [proxyReadOf((await this.#memberCredentialForProxy(...asked[0]!))[0]!)];
         const rows = await statementFor(asked.length)(...asked.flat());
@@ -195,7 +188,7 @@ export class AudienceRepository extends Repository {
    * The read of a proxied call, in one statement on the per-request reader (as memberWithCredentials);
    * on SQLite answered from memory, the same object, until anything is committed (reads-until-change.ts):
    * a busy end user's calls then cost no statement, and a revocation is still seen by the next call.
-   * On PostgreSQL the calls that ask together share one statement (reads-together.ts), sent after each
+   * On PostgreSQL the calls that ask together share one statement (statements-together.ts), sent after each
    * asked, so the same holds there.
    */
   memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<Readonly<MemberCredentialForProxy>> {
@@ -203,7 +196,7 @@ export class AudienceRepository extends Repository {
     // character, so the first and last NULs end the server id and the provider however the caller
     // spelled it: no two calls' keys are the same text.
     const key = `${serverId}\0${provider}\0${externalUserId}`;
-    if (this.#proxyReadsTogether) return this.#proxyReadsTogether.get(key, [serverId, externalUserId, provider]);
+    if (this.#proxyStatementsTogether) return this.#proxyStatementsTogether.get(key, [serverId, externalUserId, provider]);
     return this.#proxyReads.get(key, async () => proxyReadOf((await this.#memberCredentialForProxy(serverId, externalUserId, provider))[0]!));
   }
 

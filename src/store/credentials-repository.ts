@@ -5,9 +5,11 @@
  */
 import type { Insertable, Updateable } from 'kysely';
 import type { Connections } from './connections.js';
-import { asText, preparedQuery } from './prepared.js';
+import { asText, preparedPerCount } from './prepared.js';
 import { Repository } from './repository.js';
 import type { CheckOutcome, CredentialRow, CredentialsTable } from './schema.js';
+import { StatementsTogether } from './statements-together.js';
+import { DatabaseUnavailable } from './store-errors.js';
 
 /**
  * Every column of a credential, named rather than `c.*`: PostgreSQL expands a `*` when it plans, so
@@ -76,21 +78,43 @@ export type RefreshOutcome = Pick<
   'secret' | 'access_expires_at' | 'scopes' | 'refreshed_at' | 'refresh_attempted_at' | 'updated_at' | 'status' | 'error_code' | 'error_message'
 >;
 
+/** Uses written in one statement at most (statements-together.ts); one statement text per count up to it. */
+const USES_TOGETHER = 16;
+
+/** A use to record: the credential, when, and the threshold a recorded use must be older than. */
+type Use = [id: string, at: string, threshold: string];
+
 export class CredentialsRepository extends Repository {
-  readonly #recordUse;
+  readonly #usesTogether: StatementsTogether<Use, string>;
 
   constructor(connections: Connections) {
     super(connections);
     const { root } = connections;
     // Every proxied call and secret read may make this write (once a minute per credential): built and
-    // compiled once, it costs the engine's work alone; its arguments are cast for the reason asText
-    // gives (prepared.ts).
-    this.#recordUse = preparedQuery(connections.runAlone.bind(connections), 3, (id: string, at: string, threshold: string) =>
-      root
-        .updateTable('credentials')
-        .set({ last_used_at: asText(at) })
-        .where('id', '=', asText(id))
-        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', asText(threshold))])),
+    // compiled once per count of credentials, it costs the engine's work alone; its arguments are cast
+    // for the reason asText gives (prepared.ts).
+    const recordUses = preparedPerCount(
+      connections.runAlone.bind(connections),
+      (count) => count + 2,
+      (at: string, threshold: string, ...ids: string[]) =>
+        root
+          .updateTable('credentials')
+          .set({ last_used_at: asText(at) })
+          .where('id', 'in', ids.map(asText))
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', asText(threshold))])),
+    );
+    // Calls spread over a large audience use a credential not used within the minute on nearly every
+    // call: the uses asked in one turn are one statement (on SQLite one commit), at the latest of their
+    // times (they are within a turn of each other). The statement runs in the async context of the
+    // call that asked first, which is outside any transaction: recordUse refuses a caller inside one.
+    this.#usesTogether = new StatementsTogether<Use, string>(
+      async (uses) => {
+        const [, at, threshold] = uses.reduce((latest, use) => (use[1] > latest[1] ? use : latest));
+        await recordUses(uses.length)(at, threshold, ...uses.map(([id]) => id));
+        return uses.map(() => at);
+      },
+      USES_TOGETHER,
+      (error) => !(error instanceof DatabaseUnavailable),
     );
   }
 
@@ -131,10 +155,13 @@ export class CredentialsRepository extends Repository {
   /**
    * Records a use at `at` unless one was recorded after `threshold` (a minute before): one guarded
    * UPDATE, never read-modify-write, so readers and proxied calls on every node write at most once a
-   * minute between them. It runs alone (Connections.runAlone): never inside a transaction.
+   * minute between them. It runs alone (Connections.runAlone): never inside a transaction. Uses asked
+   * in the same turn go in one statement, at the latest of their times, which is the answer (written
+   * unless a use within the minute shut the guard).
    */
-  async recordUse(id: string, at: string, threshold: string): Promise<void> {
-    await this.#recordUse(id, at, threshold);
+  recordUse(id: string, at: string, threshold: string): Promise<string> {
+    if (this.connections.inTransaction) return Promise.reject(new Error('recordUse was called inside a transaction'));
+    return this.#usesTogether.get(id, [id, at, threshold]);
   }
 
   /**

@@ -49,6 +49,27 @@ export function preparedQuery<Row, Args extends unknown[]>(
 }
 
 /**
+ * preparedQuery for a statement whose text depends on how many keys it takes (a VALUES or IN list:
+ * statements-together.ts), built for a count when first asked for it and kept: one text, and so one
+ * name and one plan, per count.
+ */
+export function preparedPerCount<Row>(
+  run: QueryRunner,
+  argumentsFor: (count: number) => number,
+  build: (...args: string[]) => Compilable<Row>,
+): (count: number) => (...args: string[]) => Promise<Row[]> {
+  const statements = new Map<number, (...args: string[]) => Promise<Row[]>>();
+  return (count) => {
+    let statement = statements.get(count);
+    if (!statement) {
+      statement = preparedQuery(run, argumentsFor(count), build);
+      statements.set(count, statement);
+    }
+    return statement;
+  };
+}
+
+/**
  * An argument compared through a cast: never a bare `column = ?` in a prepared statement of the hot
  * paths, which SQLite (built with STAT4) may weigh against a partial index's condition and then
  * re-prepare each time its parameters are bound (the member reads' constructor, audience-repository.ts,

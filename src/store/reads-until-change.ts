@@ -5,7 +5,7 @@
  * would return while the mark holds. A revocation, a refresh, a key change, a CLI command beside the
  * service: each is a commit, so each is seen by the very next call. On PostgreSQL (no change mark:
  * several nodes, and no cheap way to learn of another's commit) every call reads, though calls that
- * ask together share a statement (reads-together.ts).
+ * ask together share a statement (statements-together.ts).
  *
  * The same object is handed out while it is kept, so callers must not change it, and may key what
  * they work out from it by it (a WeakMap: gone with it). Everything kept is dropped at the first call

@@ -4,7 +4,7 @@
  * cost no statement and no decryption; yet a change committed by anyone is seen by the very next call:
  * a credential deleted or marked needs_reauth by another process's SQL, an account key revoked by the
  * CLI, a credential stored anew by the services. On PostgreSQL every call reads, the calls that ask
- * together in one statement (store/reads-together.ts), which gives each call its own read.
+ * together in one statement (store/statements-together.ts), which gives each call its own read.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';

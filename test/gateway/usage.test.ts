@@ -110,6 +110,54 @@ describe.each(ENGINES)('usage of credentials on %s', (engine) => {
     }
   });
 
+  it('records uses asked together in one statement, each credential under its guard', async () => {
+    for (const externalUserId of ['u_one', 'u_two', 'u_three']) await connect(externalUserId);
+    t.clock.advance(5);
+    const earlier = now();
+    await readMember('u_three');
+    t.clock.advance(30);
+    // Rows as a node that read them before any use holds them: the three uses go in one statement,
+    // which writes u_one and u_two and leaves u_three, used within the minute, as it is.
+    const rows = await t.ctx.store.db.selectFrom('credentials').select('id').execute();
+    expect(rows).toHaveLength(3);
+    const answered = await Promise.all(rows.map((row) => noteUse(t.ctx, { id: row.id, last_used_at: null })));
+    expect(answered).toEqual([now(), now(), now()]);
+    expect(await listed('u_one')).toMatchObject({ lastUsedAt: now() });
+    expect(await listed('u_two')).toMatchObject({ lastUsedAt: now() });
+    expect(await listed('u_three')).toMatchObject({ lastUsedAt: earlier });
+  });
+
+  it('records the uses asked in one turn at the latest of their times, sixteen credentials to a statement', async () => {
+    for (const externalUserId of ['u_early', 'u_late', 'u_next']) await connect(externalUserId);
+    const ids = new Map(
+      (await t.ctx.store.db.selectFrom('credentials').select(['id', 'external_user_id']).execute()).map((row) => [row.external_user_id, row.id]),
+    );
+    const at = (seconds: number) => new Date(Date.parse('2031-01-01T00:00:00.000Z') + seconds * 1000).toISOString();
+    const use = (id: string, seconds: number) => t.ctx.store.credentials.recordUse(id, at(seconds), at(seconds - 60));
+    const absent = Array.from({ length: 14 }, (_, i) => `cred_absent_${i}`);
+    // The first statement: u_early at 1 s, u_late at 3 s (asked twice: the second goes in with the
+    // first's time), fourteen ids of no credential at 0 s. The second: u_next at 2 s, one more at 4 s.
+    const answers = await Promise.all([
+      use(ids.get('u_early')!, 1),
+      use(ids.get('u_late')!, 3),
+      use(ids.get('u_late')!, 9),
+      ...absent.map((id) => use(id, 0)),
+      use(ids.get('u_next')!, 2),
+      use('cred_absent_last', 4),
+    ]);
+    expect(answers).toEqual([...Array(17).fill(at(3)), at(4), at(4)]);
+    expect(await listed('u_early')).toMatchObject({ lastUsedAt: at(3) });
+    expect(await listed('u_late')).toMatchObject({ lastUsedAt: at(3) });
+    expect(await listed('u_next')).toMatchObject({ lastUsedAt: at(4) });
+    // Asked from inside a transaction, a use is refused, and only that one: the others asked in the
+    // same turn are written outside it.
+    const [inside, outside] = await Promise.allSettled([t.ctx.store.transaction(() => use(ids.get('u_early')!, 100)), use(ids.get('u_next')!, 100)]);
+    expect(inside).toMatchObject({ status: 'rejected', reason: { message: 'recordUse was called inside a transaction' } });
+    expect(outside).toEqual({ status: 'fulfilled', value: at(100) });
+    expect(await listed('u_next')).toMatchObject({ lastUsedAt: at(100) });
+    expect(await listed('u_early')).toMatchObject({ lastUsedAt: at(3) });
+  });
+
   it('is not written by a write-only server’s withheld read, nor by a check', async () => {
     await connect('u_unused');
     await setSecretsReadable(t.ctx, serverId, false, CLI_ACTOR);

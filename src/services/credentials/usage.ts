@@ -15,14 +15,13 @@ export const USE_RESOLUTION_SECONDS = 60;
 /**
  * Records a use of the credential now, unless the row as the caller read it shows one within the
  * minute; answers the lastUsedAt to show for the use just made: the row's own where it was recent
- * enough to write nothing, else now (written by this call, or by another within the same minute,
- * which the guard let through first). The read and the proxy call it with the row they used.
+ * enough to write nothing, else now, or the latest time of the uses recorded in the same turn
+ * (CredentialsRepository.recordUse), written by this call or by another within the same minute that
+ * the guard let through first. The read and the proxy call it with the row they used.
  */
 export async function noteUse(ctx: ServiceContext, row: Pick<CredentialRow, 'id' | 'last_used_at'>): Promise<string> {
   const now = ctx.clock.now();
   const threshold = iso(addSeconds(now, -USE_RESOLUTION_SECONDS));
   if (row.last_used_at !== null && row.last_used_at > threshold) return row.last_used_at;
-  const at = iso(now);
-  await ctx.store.credentials.recordUse(row.id, at, threshold);
-  return at;
+  return ctx.store.credentials.recordUse(row.id, iso(now), threshold);
 }

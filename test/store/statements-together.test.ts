@@ -1,20 +1,21 @@
 /**
- * ReadsTogether (store/reads-together.ts): calls that ask in the same turn share one statement, a
- * key asked twice is read once, and a call never takes the answer of a statement sent before it
- * asked (so a commit acknowledged before the call is always seen). The statement here is a function
- * that records what it was asked and answers when the test says; the repository's real statement
- * on PostgreSQL is tested in test/gateway/proxy-reads-until-change.test.ts.
+ * StatementsTogether (store/statements-together.ts): calls that ask in the same turn share one
+ * statement, a key asked twice goes in once, and a call never takes the answer of a statement sent
+ * before it asked (so a commit acknowledged before the call is always seen). The statement here is a
+ * function that records what it was asked and answers when the test says; the repositories' real
+ * statements are tested in test/gateway/proxy-reads-until-change.test.ts (the proxied call's read on
+ * PostgreSQL) and test/gateway/usage.test.ts (the uses written together).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { ReadsTogether } from '../../src/store/reads-together.js';
+import { StatementsTogether } from '../../src/store/statements-together.js';
 
 /** A statement over numbers that answers each with its square once `answer()` is called. */
 function squares() {
   const sent: number[][] = [];
   const pending: (() => void)[] = [];
   let version = 0;
-  const readAll = (args: readonly number[]) => {
+  const runAll = (args: readonly number[]) => {
     sent.push([...args]);
     // What the statement reads is the state when it was sent.
     const seen = version;
@@ -28,7 +29,7 @@ function squares() {
   const commit = () => {
     version += 1;
   };
-  return { sent, readAll, answer, commit };
+  return { sent, runAll, answer, commit };
 }
 
 /** A call's value or its error's message. */
@@ -39,10 +40,10 @@ function settled<T>(call: Promise<T>): Promise<{ value: T } | { error: string }>
   );
 }
 
-describe('reads asked together', () => {
+describe('statements asked together', () => {
   it('sends the keys asked in one turn as one statement, a key asked twice once, each call its own value', async () => {
     const statement = squares();
-    const together = new ReadsTogether(statement.readAll, 16, () => true);
+    const together = new StatementsTogether(statement.runAll, 16, () => true);
     const calls = [2, 3, 2, 5].map((n) => together.get(String(n), n));
     expect(statement.sent).toEqual([]);
     await nextTurn();
@@ -55,7 +56,7 @@ describe('reads asked together', () => {
 
   it('sends more keys than fit in one statement as several, all at once', async () => {
     const statement = squares();
-    const together = new ReadsTogether(statement.readAll, 3, () => true);
+    const together = new StatementsTogether(statement.runAll, 3, () => true);
     const calls = [1, 2, 3, 4, 5, 6, 7].map((n) => together.get(String(n), n));
     await nextTurn();
     expect(statement.sent).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
@@ -65,7 +66,7 @@ describe('reads asked together', () => {
 
   it('never hands a call the answer of a statement sent before it asked', async () => {
     const statement = squares();
-    const together = new ReadsTogether(statement.readAll, 16, () => true);
+    const together = new StatementsTogether(statement.runAll, 16, () => true);
     const first = together.get('7', 7);
     await nextTurn();
     expect(statement.sent).toEqual([[7]]);
@@ -79,9 +80,9 @@ describe('reads asked together', () => {
     expect((await second).version).toBe(1);
   });
 
-  it('reads each key of a failed statement again alone, so one key the database refuses fails only its own call', async () => {
+  it('sends each key of a failed statement again alone, so one key the database refuses fails only its own call', async () => {
     const sent: number[][] = [];
-    const together = new ReadsTogether<number, number>(
+    const together = new StatementsTogether<number, number>(
       async (args) => {
         sent.push([...args]);
         if (args.includes(13)) throw new Error('invalid byte sequence');
@@ -97,7 +98,7 @@ describe('reads asked together', () => {
 
   it('fails every call of a statement at once where the failure is not one key’s (the database unreachable), and only those', async () => {
     let sent = 0;
-    const together = new ReadsTogether<number, number>(
+    const together = new StatementsTogether<number, number>(
       async (args) => {
         sent += 1;
         if (sent === 1) throw new Error('the database is unavailable');
@@ -112,7 +113,7 @@ describe('reads asked together', () => {
   });
 
   it('fails the calls of a statement that threw before it was sent, or answered too few values', async () => {
-    const throwing = new ReadsTogether<number, number>(
+    const throwing = new StatementsTogether<number, number>(
       () => {
         throw new Error('not sent');
       },
@@ -120,19 +121,19 @@ describe('reads asked together', () => {
       () => false,
     );
     await expect(throwing.get('1', 1)).rejects.toThrow('not sent');
-    const short = new ReadsTogether<number, number>(
+    const short = new StatementsTogether<number, number>(
       async (args) => args.slice(1),
       4,
       () => false,
     );
     const calls = [short.get('1', 1), short.get('2', 2)];
-    await expect(calls[0]).rejects.toThrow('a read of 2 keys gave 1 values');
-    await expect(calls[1]).rejects.toThrow('a read of 2 keys gave 1 values');
+    await expect(calls[0]).rejects.toThrow('a statement for 2 keys gave 1 values');
+    await expect(calls[1]).rejects.toThrow('a statement for 2 keys gave 1 values');
   });
 
   it('sends a key asked while its answer is being handed out in a statement of its own', async () => {
     const statement = squares();
-    const together = new ReadsTogether(statement.readAll, 16, () => true);
+    const together = new StatementsTogether(statement.runAll, 16, () => true);
     const again = together.get('4', 4).then(() => together.get('4', 4));
     await nextTurn();
     statement.answer();
@@ -144,8 +145,8 @@ describe('reads asked together', () => {
   });
 
   it('refuses a bound that is not a positive whole number', () => {
-    const readAll = async (args: readonly number[]) => args;
-    expect(() => new ReadsTogether(readAll, 0, () => true)).toThrow('mostTogether must be a positive integer');
-    expect(() => new ReadsTogether(readAll, 1.5, () => true)).toThrow('mostTogether must be a positive integer');
+    const runAll = async (args: readonly number[]) => args;
+    expect(() => new StatementsTogether(runAll, 0, () => true)).toThrow('mostTogether must be a positive integer');
+    expect(() => new StatementsTogether(runAll, 1.5, () => true)).toThrow('mostTogether must be a positive integer');
   });
 });

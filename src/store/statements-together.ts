@@ -1,17 +1,20 @@
 /**
- * Reads asked for together, sent as one statement. On PostgreSQL every proxied call reads (no node
- * learns of another's commit in time to answer from memory), and each round trip costs the node CPU
- * of its own, whatever the statement reads: the socket's write and read, pg's result, the promise
- * turns (bench/RESULTS.md). Calls that ask in the same turn of the event loop are gathered until its
- * check phase (setImmediate: after the sockets that were ready in this turn have all been read), then
- * read by one statement over all their keys, a key asked twice being read once. The price is that
- * the first call of a turn waits, before its statement is sent, for the rest of that turn's work (the
- * other calls' steps up to their reads), which is nothing where a call arrives alone. In the proxy's
- * bench at 10 connections, 2.8 calls shared a statement on average.
+ * Statements asked for together, sent as one. Each round trip to the database costs the node CPU of
+ * its own, whatever the statement does: the socket's write and read, the driver's result, the promise
+ * turns (bench/RESULTS.md); on SQLite each write is a commit of its own. Calls that ask in the same
+ * turn of the event loop are gathered until its check phase (setImmediate: after the sockets that
+ * were ready in this turn have all been read), then sent as one statement over all their keys, a key
+ * asked twice going in once. The price is that the first call of a turn waits, before its statement
+ * is sent, for the rest of that turn's work (the other calls' steps up to their own asking), which
+ * is nothing where a call arrives alone. In the proxy's bench at 10 connections, 2.8 calls shared a
+ * read.
  *
- * Each call's statement is sent after the call asked, so what it reads is what a statement of its
- * own would read at that moment or later: every commit acknowledged before the call (a revocation on
- * any node) is seen, exactly as before.
+ * Used for a proxied call's read on PostgreSQL (audience-repository.ts), where every call reads: no
+ * node learns of another's commit in time to answer from memory. Each call's statement is sent after
+ * the call asked, so what it reads is what a statement of its own would read at that moment or later:
+ * every commit acknowledged before the call (a revocation on any node) is seen, exactly as before.
+ * And for the guarded write of a credential's lastUsedAt (credentials-repository.ts), which calls
+ * spread over a large audience make on nearly every call.
  */
 
 interface Waiting<T> {
@@ -24,20 +27,20 @@ interface Asked<Args, T> {
   waiting: Waiting<T>[];
 }
 
-/** Reads `args` in one statement; the values in the order of `args`. */
-export type ReadAll<Args, T> = (args: readonly Args[]) => Promise<readonly T[]>;
+/** Runs one statement for all of `args`; the values in the order of `args`. */
+export type RunAll<Args, T> = (args: readonly Args[]) => Promise<readonly T[]>;
 
-export class ReadsTogether<Args, T> {
+export class StatementsTogether<Args, T> {
   #asked = new Map<string, Asked<Args, T>>();
   #sendScheduled = false;
 
   constructor(
-    private readonly readAll: ReadAll<Args, T>,
+    private readonly runAll: RunAll<Args, T>,
     /** Keys in one statement at most; more asked in one turn go in as many statements as needed, sent at once. */
     private readonly mostTogether: number,
     /**
      * Whether a statement's failure may be one key's alone (an argument the database refuses), so
-     * that each of its keys is read again by itself: one call's bad argument must not fail the calls
+     * that each of its keys is sent again by itself: one call's bad argument must not fail the calls
      * that happened to ask with it. False for a failure every statement would meet (the database
      * unreachable), which is then every call's answer at once.
      */
@@ -46,7 +49,7 @@ export class ReadsTogether<Args, T> {
     if (!Number.isInteger(mostTogether) || mostTogether < 1) throw new Error(`mostTogether must be a positive integer, not ${mostTogether}`);
   }
 
-  /** The value read for `key` (whose `args` the statement takes), by the next statement sent. */
+  /** The value for `key` (whose `args` the statement takes), from the next statement sent. */
   get(key: string, args: Args): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const asked = this.#asked.get(key);
@@ -66,13 +69,13 @@ export class ReadsTogether<Args, T> {
     for (let start = 0; start < asked.length; start += this.mostTogether) void this.#answer(asked.slice(start, start + this.mostTogether));
   };
 
-  /** Reads the group and settles its calls; never rejects. */
+  /** Runs the group's statement and settles its calls; never rejects. */
   async #answer(group: Asked<Args, T>[]): Promise<void> {
     let values: readonly T[];
     try {
       // A synchronous throw is a rejection here too.
-      values = await this.readAll(group.map((one) => one.args));
-      if (values.length !== group.length) throw new Error(`a read of ${group.length} keys gave ${values.length} values`);
+      values = await this.runAll(group.map((one) => one.args));
+      if (values.length !== group.length) throw new Error(`a statement for ${group.length} keys gave ${values.length} values`);
     } catch (error) {
       if (group.length > 1 && this.mayBeOneKeys(error)) {
         for (const one of group) void this.#answer([one]);
