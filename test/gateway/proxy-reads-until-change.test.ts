@@ -39,23 +39,21 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
   let headers: Record<string, string>;
   let api: ApiStandIn;
 
+  /** A custom static provider of the server: one API key, sent as a bearer token to the stand-in at `basePath`. */
+  const addKeyProvider = (serverId: string, slug: string, basePath: string) =>
+    addCustomStaticProvider(t.ctx, {
+      serverId,
+      slug,
+      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+      api: { apiBaseUrl: `${api.url}${basePath}`, auth: 'bearer:apiKey' },
+      actor: CLI_ACTOR,
+    });
+
   beforeAll(async () => {
     api = await startApiStandIn();
     ({ t, tenant, headers } = await startWithTenant(engine));
-    await addCustomStaticProvider(t.ctx, {
-      serverId: tenant.serverId,
-      slug: 'ledger',
-      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
-      api: { apiBaseUrl: `${api.url}/v1`, auth: 'bearer:apiKey' },
-      actor: CLI_ACTOR,
-    });
-    await addCustomStaticProvider(t.ctx, {
-      serverId: tenant.serverId,
-      slug: 'almanac',
-      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
-      api: { apiBaseUrl: `${api.url}/v2`, auth: 'bearer:apiKey' },
-      actor: CLI_ACTOR,
-    });
+    await addKeyProvider(tenant.serverId, 'ledger', '/v1');
+    await addKeyProvider(tenant.serverId, 'almanac', '/v2');
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -114,13 +112,7 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     // Another server with a ledger of its own at another base URL, and the same external user id on both.
     const other = await createTenant(t.ctx);
     const otherHeaders = keys(other);
-    await addCustomStaticProvider(t.ctx, {
-      serverId: other.serverId,
-      slug: 'ledger',
-      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
-      api: { apiBaseUrl: `${api.url}/v3`, auth: 'bearer:apiKey' },
-      actor: CLI_ACTOR,
-    });
+    await addKeyProvider(other.serverId, 'ledger', '/v3');
     await connect('u_mixed', 'sk_mixed_here_0123456789');
     await connectStatic(t.app, otherHeaders, { provider: 'ledger', externalUserId: 'u_mixed', values: { apiKey: 'sk_mixed_there_0123456789' } });
     await connectStatic(t.app, headers, { provider: 'almanac', externalUserId: 'u_mixed', values: { apiKey: 'sk_mixed_almanac_0123456789' } });
