@@ -24,8 +24,8 @@ import {
 import type { Connections } from './connections.js';
 import { CREDENTIAL_COLUMNS } from './credentials-repository.js';
 import { asText, preparedQuery } from './prepared.js';
-import { type MemberCredentialForProxy, memberOf, type ProxyReadArgs, proxyReadOf, proxyReadsTogether } from './proxy-reads.js';
-import { ReadsUntilChange } from './reads-until-change.js';
+import { type MemberCredentialForProxy, memberOf, type ProxyReadArgs, proxyReadBytes, proxyReadOf, proxyReadsTogether } from './proxy-reads.js';
+import { type KeptBounds, ReadsUntilChange } from './reads-until-change.js';
 import { Repository } from './repository.js';
 import type { CredentialRow } from './schema.js';
 import type { StatementsTogether } from './statements-together.js';
@@ -46,8 +46,19 @@ export interface StoredProfile {
   tags: string | null;
 }
 
-/** Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user) with a credential in use. */
-const PROXY_READS_KEPT = 10_000;
+/**
+ * Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user)
+ * with a credential in use, 10,000 at most and 32 MiB at most (a read of short values counts ~3 KiB,
+ * so the first bound is the one met). A read's size is the stored data's to decide (a static
+ * credential's fields of up to 4,096 characters each, an OAuth provider's tokens, a custom provider's
+ * definition): without the second bound, 10,000 large reads could hold gigabytes.
+ */
+const PROXY_READS_KEPT: KeptBounds<MemberCredentialForProxy> = {
+  values: 10_000,
+  bytes: 32 * 1024 * 1024,
+  bytesOf: proxyReadBytes,
+  worthKeeping: (read) => read.credential !== undefined,
+};
 
 /** What GET /v1/end-users/{id} reads: the auth version, and the member (if any, with its profile) with its credentials. */
 export interface MemberWithCredentials {
@@ -92,7 +103,7 @@ export class AudienceRepository extends Repository {
         .select('p.definition as custom_definition')
         .select(CREDENTIAL_COLUMNS.map((column) => `c.${column}` as const)),
     );
-    this.#proxyReads = new ReadsUntilChange<MemberCredentialForProxy>(connections.changeMark, PROXY_READS_KEPT, (read) => read.credential !== undefined);
+    this.#proxyReads = new ReadsUntilChange(connections.changeMark, PROXY_READS_KEPT);
     if (connections.engine === 'postgres') this.#proxyStatementsTogether = proxyReadsTogether(connections, this.#memberCredentialForProxy);
   }
 

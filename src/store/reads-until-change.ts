@@ -12,25 +12,52 @@
  * after a commit, and at the latest a minute after it was kept, so that nothing worked out from a read
  * (an opened secret) outlives it for long on a node that went quiet.
  */
-import { BoundedMap, clearEvery } from '../primitives/insertion-ordered-map.js';
+import { clearEvery, InsertionOrderedMap } from '../primitives/insertion-ordered-map.js';
 import type { ChangeMark } from './connections.js';
 
 /** How long anything is kept at most, whatever the mark says. */
 const KEPT_AT_MOST_MS = 60_000;
 
+/** How much a ReadsUntilChange keeps at most, and which values are worth a place. */
+export interface KeptBounds<T> {
+  /** Values kept at most; past it the oldest goes (a miss costs only the read). */
+  values: number;
+  /**
+   * Bytes kept at most, as `bytesOf` counts them; past it the oldest go. Values are counted as well
+   * as bounded: they are rows, whose size the stored data decides, not this process.
+   */
+  bytes: number;
+  bytesOf: (value: T) => number;
+  /** Which values are worth a place (a read that found nothing is not: anyone can ask for any key). */
+  worthKeeping?: (value: T) => boolean;
+}
+
+interface Kept<T> {
+  value: T;
+  bytes: number;
+}
+
 export class ReadsUntilChange<T> {
   #mark: number | null = null;
-  readonly #kept: BoundedMap<T>;
+  readonly #kept = new InsertionOrderedMap<Kept<T>>();
+  #bytes = 0;
 
   constructor(
     private readonly changeMark: ChangeMark | null,
-    /** Values kept at most; past it the oldest goes (a miss costs only the read). */
-    capacity: number,
-    /** Which values are worth a place (a read that found nothing is not: anyone can ask for any key). */
-    private readonly worthKeeping: (value: T) => boolean = () => true,
+    private readonly bounds: KeptBounds<T>,
   ) {
-    this.#kept = new BoundedMap<T>(capacity);
-    if (changeMark !== null) clearEvery(this.#kept, KEPT_AT_MOST_MS);
+    if (changeMark !== null) clearEvery(this, KEPT_AT_MOST_MS);
+  }
+
+  /** Bytes kept now, as the bounds' `bytesOf` counts them. */
+  get bytesKept(): number {
+    return this.#bytes;
+  }
+
+  /** Lets go of everything kept. */
+  clear(): void {
+    this.#kept.clear();
+    this.#bytes = 0;
   }
 
   /** The value kept under `key` while nothing was committed since it was read; else `read()`'s, kept. */
@@ -38,16 +65,33 @@ export class ReadsUntilChange<T> {
     if (this.changeMark === null) return read();
     const mark = this.changeMark();
     if (mark !== this.#mark) {
-      this.#kept.clear();
+      this.clear();
       this.#mark = mark;
     }
     const kept = this.#kept.get(key);
-    if (kept !== undefined) return kept;
+    if (kept !== undefined) return kept.value;
     // `read` runs its statement synchronously, right after the mark was taken: what it returns is that
     // state or a later one (a later one moved the mark, so the next call reads again). Where another
     // call saw the mark move meanwhile, this value may be older than what is kept now: not kept.
     const value = await read();
-    if (this.#mark === mark && this.worthKeeping(value)) this.#kept.set(key, value);
+    if (this.#mark === mark && (this.bounds.worthKeeping?.(value) ?? true)) this.#keep(key, value);
     return value;
+  }
+
+  #keep(key: string, value: T): void {
+    const bytes = this.bounds.bytesOf(value);
+    if (bytes > this.bounds.bytes) return;
+    const before = this.#kept.get(key);
+    if (before !== undefined) {
+      this.#kept.delete(key);
+      this.#bytes -= before.bytes;
+    }
+    while (this.#kept.size >= this.bounds.values || this.#bytes + bytes > this.bounds.bytes) {
+      const [oldestKey, oldest] = this.#kept.oldest()!;
+      this.#kept.delete(oldestKey);
+      this.#bytes -= oldest.bytes;
+    }
+    this.#kept.set(key, { value, bytes });
+    this.#bytes += bytes;
   }
 }

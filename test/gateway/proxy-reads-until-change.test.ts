@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
+import { proxyReadBytes } from '../../src/store/proxy-reads.js';
 import { type ApiStandIn, startApiStandIn } from '../helpers/api-stand-in.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
@@ -175,6 +176,14 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     ]);
     expectProblem(nul, 400, 'validation_failed');
     expect(passing.map((answer) => answer.statusCode)).toEqual([200, 200]);
+  });
+
+  it('counts a read by the values it holds, so that what SQLite keeps is bounded in bytes as well as in number', async () => {
+    await connect('u_short_key', 'sk_short_0123456789');
+    await connect('u_long_key', `sk_${'long'.repeat(1000)}`);
+    const [short, long] = [await read('u_short_key'), await read('u_long_key')];
+    expect(long.credential!.secret.byteLength - short.credential!.secret.byteLength).toBeGreaterThan(3_900);
+    expect(proxyReadBytes(long) - proxyReadBytes(short)).toBeGreaterThan(3_900);
   });
 
   it('sends the credential stored anew, from the next call', async () => {

@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ReadsUntilChange } from '../../src/store/reads-until-change.js';
+import { type KeptBounds, ReadsUntilChange } from '../../src/store/reads-until-change.js';
+
+/** At most `values` values, and bytes counted as the value's characters. */
+const bounds = (values: number, more: Partial<KeptBounds<{ value: string }>> = {}): KeptBounds<{ value: string }> => ({
+  values,
+  bytes: 1024 * 1024,
+  bytesOf: (read) => read.value.length,
+  ...more,
+});
 
 describe('reads kept until the database changes (SQLite)', () => {
   let dir: string;
@@ -41,7 +49,7 @@ describe('reads kept until the database changes (SQLite)', () => {
 
   it('hands out the same value while nothing is committed, and reads again after a commit', async () => {
     const reads0 = reads;
-    const kept = new ReadsUntilChange<{ value: string }>(changeMark, 10);
+    const kept = new ReadsUntilChange(changeMark, bounds(10));
     const first = await kept.get('k', readValue);
     expect(await kept.get('k', readValue)).toBe(first);
     expect(reads - reads0).toBe(1);
@@ -52,7 +60,7 @@ describe('reads kept until the database changes (SQLite)', () => {
 
   it('does not keep a value read before a commit that another call has already seen', async () => {
     write('before');
-    const kept = new ReadsUntilChange<{ value: string }>(changeMark, 10);
+    const kept = new ReadsUntilChange(changeMark, bounds(10));
     let release: () => void = () => undefined;
     // A read whose statement runs at once and whose caller resumes only later, as the store's do.
     const slowRead = async () => {
@@ -73,7 +81,7 @@ describe('reads kept until the database changes (SQLite)', () => {
   });
 
   it('keeps only what is worth keeping, and at most its capacity, the oldest going first', async () => {
-    const kept = new ReadsUntilChange<{ value: string }>(changeMark, 2, (read) => read.value !== 'nothing');
+    const kept = new ReadsUntilChange(changeMark, bounds(2, { worthKeeping: (read) => read.value !== 'nothing' }));
     write('nothing');
     const reads0 = reads;
     await kept.get('a', readValue);
@@ -90,10 +98,39 @@ describe('reads kept until the database changes (SQLite)', () => {
     expect(reads).toBe(reads1 + 1);
   });
 
+  it('keeps at most its bytes, the oldest going first, and never a value larger than them all', async () => {
+    const kept = new ReadsUntilChange(changeMark, bounds(100, { bytes: 20 }));
+    write('eight ch');
+    const reads0 = reads;
+    await kept.get('a', readValue);
+    await kept.get('b', readValue);
+    expect(kept.bytesKept).toBe(16);
+    // A third value of 8 would make 24: the oldest goes.
+    await kept.get('c', readValue);
+    expect(kept.bytesKept).toBe(16);
+    const reads1 = reads;
+    await kept.get('b', readValue);
+    await kept.get('c', readValue);
+    expect(reads).toBe(reads1);
+    await kept.get('a', readValue);
+    expect(reads).toBe(reads1 + 1);
+    // 'a' kept again made room by letting 'b' go, the oldest then.
+    expect(kept.bytesKept).toBe(16);
+    await kept.get('b', readValue);
+    expect(reads).toBe(reads1 + 2);
+    expect(reads - reads0).toBe(5);
+
+    write('twenty-one characters');
+    await kept.get('big', readValue);
+    await kept.get('big', readValue);
+    expect(kept.bytesKept).toBe(0);
+    expect(reads).toBe(reads1 + 4);
+  });
+
   it('lets go of everything it kept a minute later, however quiet the database', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
-      const kept = new ReadsUntilChange<{ value: string }>(changeMark, 10);
+      const kept = new ReadsUntilChange(changeMark, bounds(10));
       const reads0 = reads;
       const first = await kept.get('k', readValue);
       vi.advanceTimersByTime(59_000);
@@ -107,7 +144,7 @@ describe('reads kept until the database changes (SQLite)', () => {
   });
 
   it('reads every time without a change mark (PostgreSQL)', async () => {
-    const kept = new ReadsUntilChange<{ value: string }>(null, 10);
+    const kept = new ReadsUntilChange(null, bounds(10));
     const reads0 = reads;
     const first = await kept.get('k', readValue);
     expect(await kept.get('k', readValue)).not.toBe(first);
