@@ -21,6 +21,7 @@ import type {
   UpdatedEndUser,
   UpdateEndUserBody,
 } from './bodies.js';
+import { KeywardError } from './keyward-error.js';
 import { queryString, Transport } from './transport.js';
 
 export interface KeywardOptions {
@@ -65,6 +66,15 @@ export type EndUserListOptions = ListEndUsersQuery & { tags?: Record<string, str
 
 /** A path segment: `auth0|a/b` travels as `auth0%7Ca%2Fb`. */
 const segment = encodeURIComponent;
+
+/**
+ * What the URL parser would change in a proxied path before Keyward saw it: a `.` or `..` segment in
+ * any spelling (removed with the segment before it: `../../x` would leave the proxy route for another
+ * of Keyward's routes), a `\` (made a `/`), a `?` or `#` (a query or a fragment), and the tab and line
+ * breaks it drops. Keyward refuses each of them (`proxy_target_not_allowed`); sent through fetch, they
+ * would arrive already rewritten, as some other call.
+ */
+const REWRITTEN_BY_THE_URL_PARSER = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|[\\?#\t\n\r]/i;
 
 export class Keyward {
   readonly #transport: Transport;
@@ -157,6 +167,10 @@ export class Keyward {
    */
   proxy(request: ProxyRequest): Promise<Response> {
     const path = request.path.replace(/^\/+/, '');
+    if (REWRITTEN_BY_THE_URL_PARSER.test(path)) {
+      const detail = `The path ${JSON.stringify(request.path)} has a "." or ".." segment, a "\\", a "?", a "#" or a line break; put a query in \`query\`.`;
+      return Promise.reject(new KeywardError({ status: null, code: 'proxy_target_not_allowed', detail }));
+    }
     const { query } = request;
     const search = query instanceof URLSearchParams ? (query.size > 0 ? `?${query}` : '') : queryString(query);
     return this.#transport.open({

@@ -27,7 +27,7 @@ export interface KeywardErrorFields {
 
 export class KeywardError extends Error {
   override readonly name = 'KeywardError';
-  /** The HTTP status; null where no answer came (network_error, timeout) or for a webhook refusal. */
+  /** The HTTP status; null where no answer came (network_error, timeout), for a webhook refusal, or for a proxied path the SDK refused to send (proxy_target_not_allowed). */
   readonly status: number | null;
   /** Keyward's stable error code (`end_user_not_found`, …) or one of SDK_ERROR_CODES. */
   readonly code: string;

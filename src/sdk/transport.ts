@@ -123,7 +123,10 @@ export class Transport {
   async open(call: OpenCall): Promise<Response> {
     const { baseUrl, accountKey, serverKey, retry, timeoutMs } = this.#options;
     const url = `${baseUrl}/v1${call.target}`;
-    const headers = { ...call.headers, authorization: `Bearer ${accountKey}`, 'x-service-key': serverKey };
+    // Whatever their spelling: the caller's own `Authorization` beside the SDK's would go as one joined value.
+    const headers = new Headers(call.headers);
+    headers.set('authorization', `Bearer ${accountKey}`);
+    headers.set('x-service-key', serverKey);
     const once = call.body instanceof ReadableStream;
     const attempts = once ? 1 : retry.maxAttempts;
     for (let attempt = 1; ; attempt++) {

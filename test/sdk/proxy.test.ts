@@ -103,4 +103,39 @@ describe('proxy', () => {
     expect(await refusal({ externalUserId: 'nobody', provider: 'tracker', path: 'x' })).toMatchObject({ status: 404, code: 'end_user_not_found' });
     expect(await refusal({ externalUserId: USER, provider: 'openai', path: 'x' })).toMatchObject({ status: 404, code: 'credential_not_found' });
   });
+
+  it('refuses, before sending it, a path the URL parser would rewrite into another call', async () => {
+    // Sent as they are, each would arrive as something else: `../../../other` as DELETE /v1/end-users/other.
+    const rewritten = ['../../../other', 'a/../b', './x', 'a/.', '%2e%2e/x', 'a/.%2E/b', 'a\\b', 'a#b/c', 'a?b', 'a\tb', 'a\nb'];
+    for (const path of rewritten) {
+      const refused = await keyward.proxy({ externalUserId: USER, provider: 'tracker', method: 'DELETE', path }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused, path).toBeInstanceOf(KeywardError);
+      expect(refused, path).toMatchObject({ status: null, code: 'proxy_target_not_allowed' });
+    }
+    expect(api.received).toHaveLength(0);
+    // Dots inside a segment are a name like any other.
+    const dotted = await keyward.proxy({ externalUserId: USER, provider: 'tracker', path: 'v1.2/..data/file.tar.gz' });
+    expect([dotted.status, (await dotted.json()).target]).toEqual([200, '/rest/v1.2/..data/file.tar.gz']);
+    api.reset();
+  });
+
+  it("sends the SDK's keys whatever the spelling of the caller's own Authorization, which never reaches the provider", async () => {
+    const response = await keyward.proxy({
+      externalUserId: USER,
+      provider: 'tracker',
+      path: 'me',
+      headers: { Authorization: 'Bearer mine', 'X-Service-Key': 'not-a-key', 'X-Custom': 'kept' },
+    });
+    expect(response.status).toBe(200);
+    await response.body?.cancel();
+    const got = api.received.at(-1)!;
+    expect(got.headers['x-custom']).toBe('kept');
+    expect(got.headers.authorization).toBeUndefined();
+    expect(got.headers['x-service-key']).toBeUndefined();
+    expect(got.headers['private-token']).toBe(TOKEN);
+    api.reset();
+  });
 });
