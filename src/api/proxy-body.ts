@@ -3,7 +3,7 @@
  * KEYWARD_PROXY_MAX_BODY_MB whether the size was declared or not (chunked). Stopping it fails the
  * provider's request, which is aborted; the route then answers 413.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 
 export class BodyLimit extends Transform {
@@ -53,4 +53,27 @@ export function limitedBody(request: IncomingMessage, max: number): BodyLimit {
     if (!request.complete) limit.destroy(new Error('the caller broke off its request body'));
   });
   return limit;
+}
+
+/**
+ * After a refused body's 413, how long the rest of it may still arrive (read and thrown away) before
+ * the connection is closed. Closing at once, with the caller still writing, resets the connection,
+ * and many clients (fetch among them) then report a network error instead of the 413 they were sent.
+ */
+const REFUSED_BODY_READ_FOR_MS = 5_000;
+
+/**
+ * The rest of a refused body read and thrown away (memory does not grow), so that the 413 reaches a
+ * caller still sending; the connection is kept for the caller's next request once the body has ended,
+ * and closed if it has not ended REFUSED_BODY_READ_FOR_MS after the answer.
+ */
+export function discardRefusedBody(request: IncomingMessage, response: ServerResponse): void {
+  // Flowing with nothing listening: each chunk is dropped as it comes.
+  request.resume();
+  response.once('finish', () => {
+    if (request.complete) return;
+    const close = setTimeout(() => request.socket.destroy(), REFUSED_BODY_READ_FOR_MS);
+    close.unref();
+    request.once('end', () => clearTimeout(close));
+  });
 }

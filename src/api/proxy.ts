@@ -19,7 +19,7 @@ import { Problem } from '../web/problem.js';
 import { proxiedTarget } from '../web/proxy-paths.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import type { GuardHook } from './guard-hook.js';
-import { type BodyLimit, declaredLength, hasBody, limitedBody } from './proxy-body.js';
+import { type BodyLimit, declaredLength, discardRefusedBody, hasBody, limitedBody } from './proxy-body.js';
 import { ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses } from './schemas.js';
 
 /** The gateway's limits on one node (KEYWARD_PROXY_MAX_BODY_MB, _TIMEOUT_SECONDS, _MAX_IN_FLIGHT). */
@@ -91,7 +91,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     await guard.confirm(request, read.found.authVersion);
     const declared = declaredLength(request.raw);
     if (declared !== null && declared > limits.maxBodyBytes) {
-      reply.header('connection', 'close');
+      discardRefusedBody(request.raw, reply.raw);
       throw tooLarge();
     }
     // Sent twice, Node joins the values into one, which is no base URL: refused as any other.
@@ -111,8 +111,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       return reply.send('whole' in answer.body ? answer.body.whole : answer.body.stream);
     } catch (error) {
       if (body?.exceeded) {
-        // The rest of the caller's body is never read: the connection ends with the answer.
-        reply.header('connection', 'close');
+        discardRefusedBody(request.raw, reply.raw);
         throw tooLarge();
       }
       throw error;
