@@ -59,6 +59,26 @@ export function count(value: string | undefined, name: string): number | undefin
   return Number(value);
 }
 
+/** An option's value where it is one of `allowed` (undefined where not given); anything else is a usage error naming the option. */
+export function oneOf<T extends string>(options: Options, name: string, allowed: readonly T[]): T | undefined {
+  const value = options[name] as string | undefined;
+  if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
+  throw new UsageError(`--${name} must be ${allowed.join(' or ')}, got ${JSON.stringify(value)}`);
+}
+
+/**
+ * An option's value (each, where it is given several times) checked for its shape alone: `why` says
+ * what is wrong with one, or null. A value of the wrong shape is malformed, a usage error naming the
+ * option (exit 2); one of the right shape that the service then refuses is a refusal (exit 1).
+ */
+export function wellFormed(options: Options, name: string, why: (value: string) => string | null): void {
+  for (const value of [options[name] ?? []].flat()) {
+    if (typeof value !== 'string') continue;
+    const problem = why(value);
+    if (problem !== null) throw new UsageError(`--${name} ${problem}, got ${JSON.stringify(value)}`);
+  }
+}
+
 /** A `true` or `false` option's value; anything else is a usage error naming the option. */
 export function trueOrFalse(options: Options, name: string): boolean {
   const value = options[name];

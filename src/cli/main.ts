@@ -127,10 +127,12 @@ function serveEnvironment(args: string[]): NodeJS.ProcessEnv {
 export async function main(argv: string[]): Promise<number> {
   const [first, second, ...rest] = argv;
   try {
-    if (!first || first === '--help' || first === 'help') {
+    if (first === '--help' || first === 'help') {
       process.stdout.write(`${await usage()}\n`);
-      return first ? 0 : 2;
+      return 0;
     }
+    // No command is a usage error: the usage goes where errors go (CONTRACT 4).
+    if (!first) throw new UsageError(`a command is needed\n${await usage()}`);
     if (first === 'serve') {
       const env = serveEnvironment(argv.slice(1));
       const { serve } = await import('../serve.js');

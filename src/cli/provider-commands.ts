@@ -1,9 +1,22 @@
 /** `keyward provider …`: the providers a server offers, from the catalog or its own. */
 import { CLI_ACTOR } from '../services/context.js';
+import { DomainError } from '../services/domain-error.js';
+import { VERIFY } from '../services/gateway/provider-api.js';
 import { addCustomOAuthProvider, addCustomStaticProvider, parseFieldSpec } from '../services/providers/custom-providers.js';
 import { listProviderChoices, type ProviderChoice } from '../services/providers/provider-choices.js';
 import { enableProvider } from '../services/providers/server-providers.js';
-import { type Command, list, type Options, optional, str } from './commands.js';
+import { type Command, list, type Options, oneOf, optional, str, wellFormed } from './commands.js';
+import { UsageError } from './parse-options.js';
+
+/** One `--field name:Label[:secret][:optional]`; one of another shape is a usage error naming the flag. */
+function fieldOf(spec: string) {
+  try {
+    return parseFieldSpec(spec);
+  } catch (error) {
+    if (error instanceof DomainError) throw new UsageError(`--field ${error.detail}`);
+    throw error;
+  }
+}
 
 /** `--api-base-url` and `--api-host …` (both kinds), `--auth` and `--verify` (static): the provider's API for the gateway (CONTRACT 4 and 8.5). */
 const API_OPTIONS = {
@@ -12,11 +25,28 @@ const API_OPTIONS = {
 } as const;
 const STATIC_API_OPTIONS = { ...API_OPTIONS, auth: { type: 'string' }, verify: { type: 'string' } } as const;
 
+/** The kinds an `--auth` starts with (CONTRACT 3); what follows is checked against the provider's fields by the service. */
+const AUTH_KINDS = ['bearer', 'header', 'basic', 'query'];
+const TOKEN_AUTH = ['client_secret_basic', 'client_secret_post'] as const;
+
+/**
+ * The API flags' shapes, checked before the service sees them (CONTRACT 4: a malformed value is a usage
+ * error naming its flag). What only the provider can judge (a field `--auth` names, an address the
+ * policy refuses, http without KEYWARD_ALLOW_PRIVATE_URLS) stays the service's refusal.
+ */
 function apiInput(o: Options) {
+  wellFormed(o, 'api-base-url', (value) => (URL.canParse(value) ? null : 'must be a URL'));
+  // A scheme, a path, a user or a space makes no host; which names and wildcards may be used is the service's to say.
+  wellFormed(o, 'api-host', (value) => (/^[^\s/@]+$/.test(value) ? null : 'must be a host (name[:port], or *.name)'));
   return { apiBaseUrl: optional(o, 'api-base-url'), apiHosts: (o['api-host'] as string[] | undefined) ?? [] };
 }
 
 function staticApiInput(o: Options) {
+  wellFormed(o, 'auth', (value) => {
+    const colon = value.indexOf(':');
+    return colon > 0 && AUTH_KINDS.includes(value.slice(0, colon)) && colon < value.length - 1 ? null : 'must be bearer:F, header:N:T, basic:U:P or query:N:F';
+  });
+  wellFormed(o, 'verify', (value) => (VERIFY.test(value) ? null : 'must be "GET /path", "HEAD /path" or "POST /path"'));
   return { ...apiInput(o), auth: optional(o, 'auth'), verify: optional(o, 'verify') };
 }
 
@@ -68,7 +98,7 @@ export const commands: Record<string, Command> = {
         clientId: str(o, 'client-id'),
         clientSecret: str(o, 'client-secret'),
         scopes: list(optional(o, 'scopes')),
-        tokenAuth: optional(o, 'token-auth'),
+        tokenAuth: oneOf(o, 'token-auth', TOKEN_AUTH),
         api: apiInput(o),
         actor: CLI_ACTOR,
       }),
@@ -89,7 +119,7 @@ export const commands: Record<string, Command> = {
         serverId: str(o, 'server'),
         slug: str(o, 'slug'),
         name: optional(o, 'name'),
-        fields: (o.field as string[]).map(parseFieldSpec),
+        fields: (o.field as string[]).map(fieldOf),
         api: staticApiInput(o),
         actor: CLI_ACTOR,
       }),

@@ -7,12 +7,12 @@ import {
   createServer,
   listServersOfAccount,
   rotateServerKey,
-  type ServerMode,
+  SERVER_MODES,
   setSecretsReadable,
   setServerMode,
 } from '../services/servers/servers.js';
 import { brandCommand } from './brand-command.js';
-import { type Command, count, optional, SHOWN_ONCE, str, trueOrFalse } from './commands.js';
+import { type Command, count, oneOf, optional, SHOWN_ONCE, str, trueOrFalse } from './commands.js';
 
 export const commands: Record<string, Command> = {
   'server create': {
@@ -22,7 +22,7 @@ export const commands: Record<string, Command> = {
       createServer(ctx, {
         accountId: str(o, 'account'),
         name: str(o, 'name'),
-        mode: (optional(o, 'mode') ?? 'business') as ServerMode,
+        mode: oneOf(o, 'mode', SERVER_MODES) ?? 'business',
         actor: CLI_ACTOR,
       }),
     text: (r) => `Server ${r.serverId} created.\nServer API key (${SHOWN_ONCE}):\n${r.serverKey}`,
@@ -30,7 +30,7 @@ export const commands: Record<string, Command> = {
   'server mode': {
     usage: 'server mode --server S --mode business|personal',
     options: { server: { type: 'string', required: true }, mode: { type: 'string', required: true } },
-    run: (ctx, o) => setServerMode(ctx, str(o, 'server'), str(o, 'mode') as ServerMode, CLI_ACTOR),
+    run: (ctx, o) => setServerMode(ctx, str(o, 'server'), oneOf(o, 'mode', SERVER_MODES)!, CLI_ACTOR),
     text: (r) => `Server ${r.serverId} is now in ${r.mode} mode.`,
   },
   'server secrets': {

@@ -144,11 +144,32 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
   });
 
   it('errors: nothing on stdout, a message on stderr, exit 1 when refused and 2 on a usage mistake', { timeout: SLOW }, async () => {
-    const [unknownAccount, unknownList, missingOption, missingField] = await Promise.all([
+    const [unknownAccount, unknownList, missingOption, missingField, badMode, badCreateMode, badTokenAuth, noCommand] = await Promise.all([
       runCli(env, ['server', 'create', '--account', 'acct_doesnotexist', '--name', 'X', '--json']),
       runCli(env, ['key', 'list', '--account', 'acct_doesnotexist', '--json']),
       runCli(env, ['account', 'create', '--email', 'someone@acme.test', '--json']),
       runCli(env, ['provider', 'add-static', '--server', serverId, '--slug', 'no-fields', '--json']),
+      runCli(env, ['server', 'mode', '--server', serverId, '--mode', 'weird', '--json']),
+      runCli(env, ['server', 'create', '--account', 'acct_doesnotexist', '--name', 'X', '--mode', 'Business', '--json']),
+      runCli(env, [
+        'provider',
+        'add-oauth',
+        '--server',
+        serverId,
+        '--slug',
+        'bad-token-auth',
+        '--authorization-url',
+        'https://auth.acme.test/authorize',
+        '--token-url',
+        'https://auth.acme.test/token',
+        '--client-id',
+        'c',
+        '--client-secret',
+        's',
+        '--token-auth',
+        'bogus',
+      ]),
+      runCli(env, []),
     ]);
     for (const refused of [unknownAccount, unknownList]) {
       expect(refused.code).toBe(1);
@@ -158,6 +179,10 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
     for (const [usage, option] of [
       [missingOption, '--name'],
       [missingField, '--field'],
+      [badMode, '--mode'],
+      [badCreateMode, '--mode'],
+      [badTokenAuth, '--token-auth'],
+      [noCommand, 'a command is needed'],
     ] as const) {
       expect(usage.code).toBe(2);
       expect(usage.stdout).toBe('');

@@ -292,7 +292,6 @@ describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engin
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:token'], 'names no field of the provider: "token"'],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'header:Host:{authToken}'], 'Host'],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--verify', 'GET /../admin'], 'verify'],
-      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', 'https://x.acme.test'], 'apiHosts'],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', '*.test'], 'apiHosts'],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', '169.254.169.254'], 'link-local', strict],
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', '*.localhost'], 'this machine', strict],
@@ -318,6 +317,40 @@ describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engin
       expect(run.code, run.stderr).toBe(1);
       expect(run.stdout).toBe('');
       expect(run.stderr).toContain(refusals[i]![1]);
+    }
+    // A value of the wrong shape is malformed: a usage error naming its flag (exit 2, CONTRACT 4).
+    const malformed: [string[], string][] = [
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', 'https://x.acme.test'], '--api-host'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', 'not a host'], '--api-host'],
+      [['--api-base-url=', '--auth', 'bearer:authToken'], '--api-base-url'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'weird:authToken'], '--auth'],
+      [['--api-base-url', 'https://api.acme.test', '--auth='], '--auth'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:'], '--auth'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--verify', 'GET v1'], '--verify'],
+      [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--verify', 'get /x'], '--verify'],
+      [['--field', 'apiKey'], '--field'],
+      [['--field', 'a:B:sekret'], '--field'],
+    ];
+    const usageRuns = await Promise.all(
+      malformed.map(([flags], i) =>
+        runCli(tenant.env, [
+          'provider',
+          'add-static',
+          '--server',
+          tenant.serverId,
+          '--slug',
+          `malformed-${i}`,
+          '--field',
+          'authToken:Token:secret',
+          ...flags,
+          '--json',
+        ]),
+      ),
+    );
+    for (const [i, run] of usageRuns.entries()) {
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(malformed[i]![1]);
     }
     // An OAuth provider's credential is its token: it takes no auth or verify (a usage error, exit 2).
     const oauthAuth = await runCli(tenant.env, [
@@ -347,7 +380,7 @@ describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engin
       .selectFrom('custom_providers')
       .select('slug')
       .where('server_id', '=', tenant.serverId)
-      .where('slug', 'like', 'refused-%')
+      .where((eb) => eb.or([eb('slug', 'like', 'refused-%'), eb('slug', 'like', 'malformed-%')]))
       .execute();
     expect(none).toEqual([]);
   });

@@ -13,7 +13,8 @@ export interface VerifyRequest {
   pathTemplate: string;
 }
 
-const VERIFY = /^(GET|HEAD|POST) \/(\S*)$/;
+/** `METHOD /path`: the shape of a `verify` (CONTRACT 3). */
+export const VERIFY = /^(GET|HEAD|POST) \/(\S*)$/;
 /** A host name with an optional port; or `*.` and a name of two labels at least (`*.com` would be every .com host). */
 const HOST_PATTERN =
   /^([a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|\*\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+)(:\d{1,5})?$/i;
