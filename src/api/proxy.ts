@@ -40,6 +40,13 @@ export const ANSWER_IDLE_MS = 5 * 60_000;
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/** Whether the header `name` (lower case) comes more than once among the request's raw header lines. */
+function sentTwice(rawHeaders: readonly string[], name: string): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) seen += 1;
+  return seen > 1;
+}
+
 /** The status class a metric is labelled with: `2xx` … `5xx`, or `aborted` where the caller went away first. */
 const statusClass = (status: number, finished: boolean) => (finished ? `${Math.floor(status / 100)}xx` : 'aborted');
 
@@ -94,10 +101,14 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       discardRefusedBody(request.raw, reply.raw);
       throw tooLarge();
     }
-    // Sent twice, Node joins the values into one, which is no base URL: refused as any other.
     const pickedBaseUrl = request.headers['keyward-base-url'] as string | undefined;
-    // The route matched, so the target is a proxied call's.
-    const target = proxiedTarget(request.url) ?? { rawPath: '', rawQuery: '' };
+    // Sent twice, Node joins the values into one, which may still parse as a URL: which was meant is not Keyward's to guess.
+    if (pickedBaseUrl !== undefined && sentTwice(request.raw.rawHeaders, 'keyward-base-url')) {
+      throw new Problem('proxy_target_not_allowed', 'keyward-base-url is sent more than once.');
+    }
+    // The route matched on the path; a target in absolute form (`http://host/v1/…`) has none to read it from.
+    const target = proxiedTarget(request.url);
+    if (target === null) throw new Problem('proxy_target_not_allowed', 'The request target must be a path (origin form), not an absolute URL.');
     const call = await prepareProxyCall(ctx, read, { provider, ...target, pickedBaseUrl });
     body = hasBody(request.raw) ? limitedBody(request.raw, limits.maxBodyBytes) : null;
     try {

@@ -32,6 +32,13 @@ describe('the proxied URL', () => {
     expect(target(github, 'repos/o/r/compare/v1...v2')).toBe('https://api.github.com/repos/o/r/compare/v1...v2');
     // Encoded once more, "%2e%2e" is a name too: the parser and the provider see the text "%2e%2e".
     expect(target(github, 'repos/%252e%252e/x')).toBe('https://api.github.com/repos/%252e%252e/x');
+    // A ";" is a character like any other where the segment is no dot segment.
+    expect(target(github, 'repos/a;b/...;c')).toBe('https://api.github.com/repos/a;b/...;c');
+  });
+
+  it('refuses a # in the query: the rest would be cut off as a fragment, never sent', () => {
+    expect(target(github, 'search/code', 'q=a#b')).toMatch(/^refused: the query holds a #/);
+    expect(target(github, 'search/code', 'q=a%23b')).toBe('https://api.github.com/search/code?q=a%23b');
   });
 
   it.each([
@@ -66,6 +73,9 @@ describe('the proxied URL', () => {
     ['a bare %', 'repos/100%'],
     ['NUL', 'repos/a%00b'],
     ['a newline', 'repos/a%0d%0aHost:%20evil'],
+    ['..;', 'repos/x/..;/..;/etc'],
+    ['.;', 'repos/.;/x'],
+    ['%2e%2e;params', 'repos/%2e%2e;a=b/x'],
   ])('refuses %s', (_name, path) => {
     expect(target(github, path)).toMatch(/^refused: /);
     expect(refusePath(path)).not.toBeNull();

@@ -165,6 +165,38 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expect(api.received).toHaveLength(0);
   });
 
+  it('refuses a target in absolute form and a keyward-base-url sent twice, which it could only guess at', async () => {
+    // In absolute form the path is not where the proxied path is read from: the base URL was called.
+    const absolute = await onTheWire('DELETE', `${keyward}/v1/end-users/u_1/proxy/ledger/charges/ch_1?force=true`);
+    expect([absolute.status, absolute.json.code]).toEqual([400, 'proxy_target_not_allowed']);
+    const own = `http://localhost:${new URL(api.url).port}/other`;
+    const twice = await new Promise<{ status: number; code: unknown }>((resolve, reject) => {
+      const { port } = new URL(keyward);
+      // Node's client sends an array's values as one line each.
+      httpRequest({ host: '127.0.0.1', port, path: '/v1/end-users/u_1/proxy/ledger/x', headers: { ...headers, 'keyward-base-url': [own, own] } }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => parts.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, code: JSON.parse(Buffer.concat(parts).toString()).code }));
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(twice).toEqual({ status: 400, code: 'proxy_target_not_allowed' });
+    expect(api.received).toHaveLength(0);
+    // Once, the same value is taken.
+    expect((await proxy('GET', 'ledger/x', { headers: { 'keyward-base-url': own } })).statusCode).toBe(200);
+  });
+
+  it('answers 502 for a provider status HTTP does not have, and closes that answer', async () => {
+    api.answer = (_r, res) => {
+      res.writeHead(999, { 'content-type': 'text/plain' });
+      // Never ended: the answer must be closed by Keyward, not left to its idle bound.
+      res.write('partial');
+    };
+    expectProblem(await proxy('GET', 'ledger/x'), 502, 'provider_unavailable');
+    await until(() => api.open === 0);
+  });
+
   it('answers its own refusals: no such member, no credential of the provider, a provider without an API', async () => {
     expectProblem(await t.app.inject({ method: 'GET', url: '/v1/end-users/nobody/proxy/ledger/x', headers }), 404, 'end_user_not_found');
     expectProblem(await proxy('GET', 'openai/v1/models'), 404, 'credential_not_found');

@@ -5,7 +5,7 @@
  *
  * The path is judged as the caller sent it, still percent-encoded, segment by segment: each segment
  * must decode to valid UTF-8 (an overlong encoding such as `%c0%ae`, a "." in disguise, is not valid
- * UTF-8) and then be neither "." nor "..", nor hold a "/", "\", "@" or a control character; no segment
+ * UTF-8) and then be neither "." nor ".." (with or without `;parameters`), nor hold a "/", "\", "@" or a control character; no segment
  * may be empty but the last (`//` is refused, a trailing "/" is kept; an empty path calls the base
  * URL's path with a "/" after it); and the first may not be a scheme (`https:`). What passes cannot leave the base URL's path, whatever a URL parser makes of it:
  * the URL built is checked once more against the base, as a second fence.
@@ -35,6 +35,8 @@ export function proxyTarget(base: ProxyBase, rawPath: string, rawQuery: string, 
   if ('refused' in baseUrl) return baseUrl;
   const pathRefusal = refusePath(rawPath);
   if (pathRefusal) return { refused: pathRefusal };
+  // A URL's query ends at a "#": what followed would be cut off as a fragment, never sent.
+  if (rawQuery.includes('#')) return { refused: 'the query holds a #' };
   const prefix = baseUrl.url.pathname.replace(/\/+$/, '');
   const url = URL.parse(`${baseUrl.url.origin}${prefix}/${rawPath}${rawQuery === '' ? '' : `?${rawQuery}`}`);
   if (url === null) return { refused: 'the path does not make a URL' };
@@ -105,7 +107,9 @@ export function refusePath(rawPath: string): string | null {
     }
     const decoded = decodeSegment(raw);
     if (decoded === null) return 'the path holds a percent-encoding that is not valid UTF-8';
-    if (decoded === '.' || decoded === '..') return 'the path holds a . or .. segment';
+    // `..;x` too: servers that drop a segment's `;parameters` (Tomcat, Jetty) then resolve the `..`.
+    const name = decoded.split(';', 1)[0];
+    if (name === '.' || name === '..') return 'the path holds a . or .. segment';
     if (decoded.includes('/') || decoded.includes('\\')) return 'the path holds an encoded / or \\';
     if (decoded.includes('@')) return 'the path holds an @';
     if (CONTROL.test(decoded)) return 'the path holds a control character';

@@ -251,6 +251,10 @@ export class ProxyCall {
         discard(answer.body);
         ({ url, answer } = await attempt());
       }
+      // HTTP's statuses end at 599, and a final answer starts at 200: anything else cannot be passed on (Node would refuse to send it).
+      if (answer.status < 200 || answer.status > 599) {
+        throw new DomainError('provider_unavailable', { detail: `The provider answered with status ${answer.status}, which HTTP does not have.` });
+      }
       const length = answer.headers['content-length'];
       const passed = await answerBody(answer.body, length === undefined ? null : Number(length), options.received);
       return { status: answer.status, headers: callerResponseHeaders(answer.headers, url.host, requestId), body: passed, upstreamHost: url.host };
