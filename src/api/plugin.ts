@@ -19,7 +19,7 @@ import type { GuardHook } from './guard-hook.js';
 import { registerListEndUsers } from './list-end-users.js';
 import { registerOAuthStart } from './oauth-start.js';
 import { registerPatchEndUser } from './patch-end-user.js';
-import { type ProxyLimits, registerProxy } from './proxy.js';
+import { PROXY_ROUTE, type ProxyLimits, registerProxy } from './proxy.js';
 import { registerVerifyEndUser } from './verify-end-user.js';
 
 /**
@@ -38,7 +38,11 @@ export async function apiPlugin(v1: ApiInstance, options: { ctx: ServiceContext;
   // Management bodies are JSON only: text/plain, which Fastify reads by default, gets a 415.
   v1.removeContentTypeParser('text/plain');
   v1.addHook('onRequest', options.guard);
-  v1.addHook('preValidation', async (request) => checkQueryEncoding(request.url));
+  // A proxied call's query is the provider's, passed on as sent (CONTRACT 8.1): not Keyward's to judge.
+  const proxied = `${v1.prefix}${PROXY_ROUTE}`;
+  v1.addHook('preValidation', async (request) => {
+    if (!request.routeOptions.url?.startsWith(proxied)) checkQueryEncoding(request.url);
+  });
   answerErrors(v1, respondWithProblem, serviceRefusal);
   registerOAuthStart(v1, ctx);
   registerConnectStatic(v1, ctx);

@@ -9,6 +9,7 @@
  * through a limit), and the answer is passed on as the caller reads it. What Keyward itself refuses is
  * problem+json without `keyward-upstream`; everything the provider says is passed on with it.
  */
+import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
@@ -39,6 +40,9 @@ export const DEFAULT_PROXY_LIMITS: ProxyLimits = { maxBodyBytes: 10 * 1024 * 102
 export const ANSWER_IDLE_MS = 5 * 60_000;
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The gateway's route below /v1, without its trailing path. */
+export const PROXY_ROUTE = '/end-users/:externalUserId/proxy/:provider';
 
 /** Whether the header `name` (lower case) comes more than once among the request's raw header lines. */
 function sentTwice(rawHeaders: readonly string[], name: string): boolean {
@@ -119,7 +123,12 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       });
       upstream = answer.upstreamHost;
       reply.code(answer.status).headers(answer.headers);
-      return reply.send('whole' in answer.body ? answer.body.whole : answer.body.stream);
+      if (!('whole' in answer.body)) return reply.send(answer.body.stream);
+      const { whole } = answer.body;
+      // Fastify gives a Buffer without a type `application/octet-stream`, and a 304 its length of 0; a
+      // stream it sends as it is. The provider's answer goes on unchanged (CONTRACT 8.1).
+      const asItIs = answer.headers['content-type'] === undefined || answer.status === 304;
+      return reply.send(asItIs ? Readable.from([whole]) : whole);
     } catch (error) {
       if (body?.exceeded) {
         discardRefusedBody(request.raw, reply.raw);
@@ -129,7 +138,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     }
   };
 
-  const url = '/end-users/:externalUserId/proxy/:provider';
+  const url = PROXY_ROUTE;
   guard.leaveVersionToHandler(`${app.prefix}${url}`, METHODS);
   guard.leaveVersionToHandler(`${app.prefix}${url}/*`, METHODS);
   app.register(async (scope) => {

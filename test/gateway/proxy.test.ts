@@ -165,6 +165,14 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expect(api.received).toHaveLength(0);
   });
 
+  it('passes on a query as sent, even one that is not percent-encoded UTF-8: it is the provider’s', async () => {
+    const answer = await proxy('GET', 'ledger/search?q=%ff&a=%zz&b=%ED%A0%80&c=caf%C3%A9');
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(api.received.at(-1)!.target).toBe('/base/v2/search?q=%ff&a=%zz&b=%ED%A0%80&c=caf%C3%A9');
+    // Keyward's own routes still refuse it.
+    expectProblem(await t.app.inject({ method: 'GET', url: '/v1/end-users?prefix=%ff', headers }), 400, 'validation_failed');
+  });
+
   it('refuses a target in absolute form and a keyward-base-url sent twice, which it could only guess at', async () => {
     // In absolute form the path is not where the proxied path is read from: the base URL was called.
     const absolute = await onTheWire('DELETE', `${keyward}/v1/end-users/u_1/proxy/ledger/charges/ch_1?force=true`);
@@ -185,6 +193,38 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expect(api.received).toHaveLength(0);
     // Once, the same value is taken.
     expect((await proxy('GET', 'ledger/x', { headers: { 'keyward-base-url': own } })).statusCode).toBe(200);
+  });
+
+  it('passes on an answer without a content type, and a 304, with the headers the provider gave and no others', async () => {
+    api.answer = (_r, res) => {
+      res.writeHead(200, { 'content-length': '2' });
+      res.end('ok');
+    };
+    const untyped = await proxy('GET', 'ledger/x');
+    expect([untyped.statusCode, untyped.body, untyped.headers['content-type'], untyped.headers['content-length']]).toEqual([200, 'ok', undefined, '2']);
+    api.answer = (_r, res) => {
+      res.writeHead(304, { etag: '"v1"' });
+      res.end();
+    };
+    const unchanged = await proxy('GET', 'ledger/x', { headers: { 'if-none-match': '"v1"' } });
+    expect([unchanged.statusCode, unchanged.headers.etag, unchanged.headers['content-type'], unchanged.headers['content-length']]).toEqual([
+      304,
+      '"v1"',
+      undefined,
+      undefined,
+    ]);
+    // A typed answer that came whole keeps its type and its length.
+    api.answer = (_r, res) => {
+      res.writeHead(201, { 'content-type': 'application/json', 'content-length': '11' });
+      res.end('{"id":"c1"}');
+    };
+    const typed = await proxy('POST', 'ledger/x', { payload: '{}', headers: { 'content-type': 'application/json' } });
+    expect([typed.statusCode, typed.body, typed.headers['content-type'], typed.headers['content-length']]).toEqual([
+      201,
+      '{"id":"c1"}',
+      'application/json',
+      '11',
+    ]);
   });
 
   it('answers 502 for a provider status HTTP does not have, and closes that answer', async () => {
