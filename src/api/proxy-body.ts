@@ -27,6 +27,27 @@ export class BodyLimit extends Transform {
   }
 }
 
+/** Request bodies' types set aside by setTypeAside, until the handler takes them back. */
+const typesAside = new WeakMap<IncomingMessage, string | string[]>();
+
+/**
+ * The body's content-type taken off the request before Fastify reads it (an onRequest hook): Fastify
+ * answers a type it cannot parse (`text`, `a, b`) with its own 415 before any route runs, yet the body
+ * and its type are the provider's to judge (CONTRACT 8.1). Without one, the route's catch-all takes the body.
+ */
+export function setTypeAside(request: IncomingMessage): void {
+  const type = request.headers['content-type'];
+  if (type === undefined) return;
+  typesAside.set(request, type);
+  delete request.headers['content-type'];
+}
+
+/** The body's content-type back on the request, to be sent on with it. */
+export function takeTypeBack(request: IncomingMessage): void {
+  const type = typesAside.get(request);
+  if (type !== undefined) request.headers['content-type'] = type as string;
+}
+
 /** Whether the request says it has a body: a length above zero, or a transfer coding (chunked). */
 export function hasBody(request: IncomingMessage): boolean {
   const { headers } = request;

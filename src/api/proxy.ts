@@ -20,7 +20,7 @@ import { Problem } from '../web/problem.js';
 import { proxiedTarget } from '../web/proxy-paths.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import type { GuardHook } from './guard-hook.js';
-import { type BodyLimit, declaredLength, discardRefusedBody, hasBody, limitedBody } from './proxy-body.js';
+import { type BodyLimit, declaredLength, discardRefusedBody, hasBody, limitedBody, setTypeAside, takeTypeBack } from './proxy-body.js';
 import { ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses } from './schemas.js';
 
 /** The gateway's limits on one node (KEYWARD_PROXY_MAX_BODY_MB, _TIMEOUT_SECONDS, _MAX_IN_FLIGHT). */
@@ -60,6 +60,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     new Problem('payload_too_large', `The request body is over ${limits.maxBodyBytes / (1024 * 1024)} MiB, the most the gateway forwards.`);
 
   const handler = async (request: FastifyRequest<{ Params: { externalUserId: string; provider: string } }>, reply: FastifyReply) => {
+    takeTypeBack(request.raw);
     const { provider } = request.params;
     if (inFlight >= limits.maxInFlight) {
       throw new Problem('proxy_busy', `This node has ${limits.maxInFlight} proxied calls in flight. Retry in a second.`, { headers: { 'retry-after': '1' } });
@@ -145,6 +146,10 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     // Every body, of any type, is the provider's: nothing here parses it (the handler pipes it on).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.addHook('onRequest', (request, _reply, done) => {
+      setTypeAside(request.raw);
+      done();
+    });
     const schema = {
       summary: "Call the provider's API with an end user's credential",
       description:
