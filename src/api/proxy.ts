@@ -62,23 +62,23 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
   const handler = async (request: FastifyRequest<{ Params: { externalUserId: string; provider: string } }>, reply: FastifyReply) => {
     takeTypeBack(request.raw);
     const { provider } = request.params;
-    if (inFlight >= limits.maxInFlight) {
-      throw new Problem('proxy_busy', `This node has ${limits.maxInFlight} proxied calls in flight. Retry in a second.`, { headers: { 'retry-after': '1' } });
-    }
-    inFlight++;
+    // A call refused as busy is a call too: logged and counted as any other (CONTRACT 8.1, Records).
+    const busy = inFlight >= limits.maxInFlight;
+    if (!busy) inFlight++;
     const started = performance.now();
     const caller = new AbortController();
     const received: ByteCount = { bytes: 0 };
     let body: BodyLimit | null = null;
     let upstream = '';
     reply.raw.once('close', () => {
-      inFlight--;
+      if (!busy) inFlight--;
       const finished = reply.raw.writableFinished;
       // The caller went away before the answer ended: the provider's request (or answer) is closed too.
       if (!finished) caller.abort();
-      const status = reply.statusCode;
+      // Where the caller went away before any answer, there is no status to record (200 is only Node's default).
+      const status = reply.raw.headersSent ? reply.statusCode : null;
       const seconds = (performance.now() - started) / 1000;
-      ctx.observer?.proxyCall(observedProvider(ctx.catalog, provider), statusClass(status, finished), seconds);
+      ctx.observer?.proxyCall(observedProvider(ctx.catalog, provider), statusClass(reply.statusCode, finished), seconds);
       // Never the path, its query, a header value or a body: they carry the end user's data. Through
       // the root logger with request.log's binding first, as app.ts's request line: no child made for it.
       app.log.info(
@@ -98,6 +98,9 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
         'proxied call',
       );
     });
+    if (busy) {
+      throw new Problem('proxy_busy', `This node has ${limits.maxInFlight} proxied calls in flight. Retry in a second.`, { headers: { 'retry-after': '1' } });
+    }
 
     const read = await readForProxy(ctx, authOf(request).serverId, request.params.externalUserId, provider);
     await guard.confirm(request, read.found.authVersion);
@@ -135,6 +138,9 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
         discardRefusedBody(request.raw, reply.raw);
         throw tooLarge();
       }
+      // The caller went away (its connection closed, the call aborted with it): nobody is left to
+      // answer, and nothing went wrong here; the 'proxied call' line above says it was aborted.
+      if (caller.signal.aborted) return reply.hijack();
       throw error;
     }
   };

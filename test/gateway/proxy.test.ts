@@ -415,13 +415,42 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     };
     const first = [proxy('GET', 'ledger/a'), proxy('GET', 'ledger/b')];
     await until(() => api.open === 2);
+    t.logs.length = 0;
     const busy = await proxy('GET', 'ledger/c');
     expectProblem(busy, 503, 'proxy_busy');
     expect(busy.headers['retry-after']).toBe('1');
+    // Logged as a call, as every other.
+    const busyLine = JSON.parse(t.logs.find((line) => line.includes('"proxied call"'))!);
+    expect([busyLine.reqId, busyLine.proxy.status]).toEqual([busy.headers['x-request-id'], 503]);
     for (const release of held) release();
     expect((await Promise.all(first)).map((r) => r.statusCode)).toEqual([200, 200]);
     api.reset();
     expect((await proxy('GET', 'ledger/d')).statusCode).toBe(200);
+  });
+
+  it('logs a call whose caller went away before any answer as aborted, without a status and without an error', async () => {
+    let answerLater: () => void = () => undefined;
+    api.answer = (_r, res) =>
+      new Promise<void>((resolve) => {
+        answerLater = () => {
+          res.writeHead(200).end('late');
+          resolve();
+        };
+      });
+    t.logs.length = 0;
+    const { port } = new URL(keyward);
+    const sent = httpRequest({ host: '127.0.0.1', port, path: '/v1/end-users/u_1/proxy/ledger/slow', headers });
+    sent.on('error', () => undefined);
+    sent.end();
+    await until(() => api.open === 1);
+    sent.destroy();
+    await until(() => t.logs.some((line) => line.includes('"proxied call"')));
+    answerLater();
+    const line = JSON.parse(t.logs.find((l) => l.includes('"proxied call"'))!);
+    expect(line.proxy).toMatchObject({ provider: 'ledger', aborted: true, status: null });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(t.logs.filter((l) => JSON.parse(l).level >= 50)).toEqual([]);
+    api.reset();
   });
 
   it('works for a write-only server, whose read withholds the secret', async () => {
