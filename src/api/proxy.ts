@@ -13,6 +13,7 @@ import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../services/context.js';
+import { keywardKeyCarried } from '../services/gateway/proxy-headers.js';
 import type { ByteCount } from '../services/gateway/read-ahead.js';
 import { observedProvider } from '../services/observer.js';
 import { prepareProxyCall, readForProxy } from '../services/proxy/proxy-call.js';
@@ -117,6 +118,12 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     // The route matched on the path; a target in absolute form (`http://host/v1/…`) has none to read it from.
     const target = proxiedTarget(request.url);
     if (target === null) throw new Problem('proxy_target_not_allowed', 'The request target must be a path (origin form), not an absolute URL.');
+    const carried = keywardKeyCarried(request.headers, target.rawPath, target.rawQuery);
+    if (carried !== null) {
+      throw new Problem('validation_failed', 'A Keyward key never goes to a provider: send it only in Authorization and x-service-key.', {
+        errors: [{ path: carried, message: 'carries a Keyward key (service_acct_… or service_srv_…)' }],
+      });
+    }
     const call = await prepareProxyCall(ctx, read, { provider, ...target, pickedBaseUrl });
     body = hasBody(request.raw) ? limitedBody(request.raw, limits.maxBodyBytes) : null;
     try {

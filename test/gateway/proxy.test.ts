@@ -182,6 +182,26 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     }
   });
 
+  it('refuses to carry a Keyward key to the provider in another header, the path or the query', async () => {
+    const accountKey = tenant.accountKey;
+    const encoded = encodeURIComponent(accountKey).replace('_', '%5F');
+    const cases: [string, Record<string, string>, string][] = [
+      ['ledger/x', { 'x-other': `token ${accountKey}` }, '/headers/x-other'],
+      ['ledger/x', { 'x-note': tenant.serverKey }, '/headers/x-note'],
+      [`ledger/x?k=${accountKey}`, {}, '/query'],
+      [`ledger/x?k=${encoded}`, {}, '/query'],
+      [`ledger/${tenant.serverKey}/x`, {}, '/path'],
+    ];
+    for (const [path, extra, where] of cases) {
+      const answer = await proxy('GET', path, { headers: extra });
+      expectProblem(answer, 400, 'validation_failed');
+      expect(answer.json().errors, where).toEqual([{ path: where, message: 'carries a Keyward key (service_acct_… or service_srv_…)' }]);
+      expect(answer.body).not.toContain(accountKey);
+      expect(answer.body).not.toContain(tenant.serverKey);
+    }
+    expect(api.received).toHaveLength(0);
+  });
+
   it('refuses a target in absolute form and a keyward-base-url sent twice, which it could only guess at', async () => {
     // In absolute form the path is not where the proxied path is read from: the base URL was called.
     const absolute = await onTheWire('DELETE', `${keyward}/v1/end-users/u_1/proxy/ledger/charges/ch_1?force=true`);

@@ -10,6 +10,7 @@
  * provider's).
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { mentionsKey, redactKeys } from '../keys/key-format.js';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 // `expect` too: a 100-continue is this hop's business (Node answers it), and the outbound client refuses the header.
@@ -33,15 +34,18 @@ function isHopByHop(name: string, listed: Set<string>): boolean {
   return HOP_BY_HOP.has(name) || listed.has(name);
 }
 
+/** Whether the caller's header goes on to the provider. */
+function forwarded(name: string, listed: Set<string>): boolean {
+  return !isHopByHop(name, listed) && !NOT_FORWARDED.has(name) && !name.startsWith('keyward-') && !name.startsWith('x-forwarded-');
+}
+
 /** The caller's headers as the provider receives them, with the credential's (lower-case names) set over them. */
 export function upstreamRequestHeaders(incoming: Headers, injected: Readonly<Record<string, string>>): OutgoingHttpHeaders {
   const listed = listedInConnection(incoming);
   const out: OutgoingHttpHeaders = {};
   for (const [rawName, value] of Object.entries(incoming)) {
     const name = rawName.toLowerCase();
-    if (value === undefined || isHopByHop(name, listed) || NOT_FORWARDED.has(name)) continue;
-    if (name.startsWith('keyward-') || name.startsWith('x-forwarded-')) continue;
-    out[name] = value;
+    if (value !== undefined && forwarded(name, listed)) out[name] = value;
   }
   for (const [name, value] of Object.entries(injected)) out[name.toLowerCase()] = value;
   return out;
@@ -59,4 +63,31 @@ export function callerResponseHeaders(upstream: Headers, upstreamHost: string, r
   out['keyward-upstream'] = upstreamHost;
   out['x-request-id'] = requestId;
   return out;
+}
+
+/** Percent-decoded where it decodes, else as it is: a key spelled with escapes is still a key to the provider. */
+function decodedOrRaw(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * Where the call would carry a Keyward key (an account or server key) to the provider, as an error's
+ * path (`/headers/x-name`, `/path`, `/query`), or null: a header that goes on, the path or the query
+ * (CONTRACT 8.1: no account key or server key ever reaches a provider). The caller's own keys in
+ * `authorization` and `x-service-key` are Keyward's, and never go on. A body is not looked into: it streams.
+ */
+export function keywardKeyCarried(incoming: Headers, rawPath: string, rawQuery: string): string | null {
+  const listed = listedInConnection(incoming);
+  for (const [rawName, value] of Object.entries(incoming)) {
+    const name = rawName.toLowerCase();
+    if (value === undefined || !forwarded(name, listed)) continue;
+    if ([value].flat().some(mentionsKey)) return `/headers/${redactKeys(name)}`;
+  }
+  if (mentionsKey(decodedOrRaw(rawPath))) return '/path';
+  if (mentionsKey(decodedOrRaw(rawQuery))) return '/query';
+  return null;
 }
