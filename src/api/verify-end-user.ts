@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { verifyMemberCredential } from '../services/checks/credential-checks.js';
 import type { ServiceContext } from '../services/context.js';
+import { Problem } from '../web/problem.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import { CheckOutcome, ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses, Timestamp } from './schemas.js';
 
@@ -24,6 +25,13 @@ export function registerVerifyEndUser(app: ApiInstance, ctx: ServiceContext) {
         params: Type.Object({ externalUserId: ExternalUserId }),
         querystring: Type.Object({ provider: ProviderSlug }, { additionalProperties: false }),
         response: { 200: Checked, ...problemResponses(...GUARD_STATUSES, 422) },
+      },
+      // The route takes no body (CONTRACT 8.3): one sent may be `{}`, and anything in it is unknown (2.2).
+      preValidation: async (request) => {
+        const { body } = request;
+        if (body === undefined || body === null) return;
+        if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+        throw new Problem('validation_failed', 'This route takes no body.', { errors: [{ path: '/body', message: 'must be empty: the route takes no body' }] });
       },
     },
     async (request) => {

@@ -223,6 +223,18 @@ describe.each(ENGINES)('checks of static credentials on %s', (engine) => {
       const missing = await verify('u_has_keyapi', '');
       expect(missing.statusCode).toBe(400);
       expect(missing.json()).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ path: '/query/provider' })] });
+      // The route takes no body: any field in one is unknown (CONTRACT 2.2); an empty object is no field at all.
+      const withBody = (payload: string) =>
+        t.app.inject({
+          method: 'POST',
+          url: `/v1/end-users/u_has_keyapi/verify?provider=${KEY_API.slug}`,
+          headers: { ...headers, 'content-type': 'application/json' },
+          payload,
+        });
+      for (const payload of ['{"unknown":1}', '[1,2]', '"text"']) {
+        expect(await problem(await withBody(payload)), payload).toEqual({ status: 400, code: 'validation_failed' });
+      }
+      expect((await withBody('{}')).statusCode).toBe(200);
 
       // A provider without verify (the tests' OpenAI has none): nothing to check with.
       const form = await createForm(t.app, headers, { externalUserId: 'u_has_openai' });
@@ -241,8 +253,8 @@ describe.each(ENGINES)('checks of static credentials on %s', (engine) => {
         now: t.clock.now().toISOString(),
       });
       expect(await problem(await verify('u_has_oauth', 'provider=github'))).toEqual({ status: 422, code: 'provider_auth_mismatch' });
-      // None of these reached the provider's API.
-      expect(api.requests).toHaveLength(1);
+      // None of these reached the provider's API but the one with an empty body.
+      expect(api.requests).toHaveLength(2);
     });
   });
 
