@@ -12,6 +12,7 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { countHeader } from '../auth/guard.js';
 import type { ServiceContext } from '../services/context.js';
 import { keywardKeyCarried } from '../services/gateway/proxy-headers.js';
 import type { ByteCount } from '../services/gateway/read-ahead.js';
@@ -44,13 +45,6 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The gateway's route below /v1, without its trailing path. */
 export const PROXY_ROUTE = '/end-users/:externalUserId/proxy/:provider';
-
-/** Whether the header `name` (lower case) comes more than once among the request's raw header lines. */
-function sentTwice(rawHeaders: readonly string[], name: string): boolean {
-  let seen = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) seen += 1;
-  return seen > 1;
-}
 
 /** The status class a metric is labelled with: `2xx` … `5xx`, or `aborted` where the caller went away first. */
 const statusClass = (status: number, finished: boolean) => (finished ? `${Math.floor(status / 100)}xx` : 'aborted');
@@ -112,7 +106,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     }
     const pickedBaseUrl = request.headers['keyward-base-url'] as string | undefined;
     // Sent twice, Node joins the values into one, which may still parse as a URL: which was meant is not Keyward's to guess.
-    if (pickedBaseUrl !== undefined && sentTwice(request.raw.rawHeaders, 'keyward-base-url')) {
+    if (pickedBaseUrl !== undefined && countHeader(request.raw.rawHeaders, 'keyward-base-url') > 1) {
       throw new Problem('proxy_target_not_allowed', 'keyward-base-url is sent more than once.');
     }
     // The route matched on the path; a target in absolute form (`http://host/v1/…`) has none to read it from.
@@ -141,10 +135,10 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       const asItIs = answer.headers['content-type'] === undefined || answer.status === 304;
       return reply.send(asItIs ? Readable.from([whole]) : whole);
     } catch (error) {
-      if (body?.exceeded) {
-        discardRefusedBody(request.raw, reply.raw);
-        throw tooLarge();
-      }
+      // The rest of a body the provider will not get is read and thrown away, so that the answer reaches
+      // the caller and its connection can carry the next request.
+      if (body !== null && !request.raw.complete) discardRefusedBody(request.raw, reply.raw);
+      if (body?.exceeded) throw tooLarge();
       // The caller went away (its connection closed, the call aborted with it): nobody is left to
       // answer, and nothing went wrong here; the 'proxied call' line above says it was aborted.
       if (caller.signal.aborted) return reply.hijack();

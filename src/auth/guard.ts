@@ -47,7 +47,8 @@ export function refuse(code: ErrorCode, detail: string): Problem {
   return problem;
 }
 
-function countHeader(rawHeaders: string[], name: string): number {
+/** How many times the header `name` (lower case) comes among a request's raw header lines. */
+export function countHeader(rawHeaders: readonly string[], name: string): number {
   let count = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count += 1;
   return count;

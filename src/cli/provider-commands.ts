@@ -2,6 +2,7 @@
 import { CLI_ACTOR } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
 import { VERIFY } from '../services/gateway/provider-api.js';
+import { staticAuthShapeRefusal } from '../services/gateway/static-auth.js';
 import { addCustomOAuthProvider, addCustomStaticProvider, parseFieldSpec } from '../services/providers/custom-providers.js';
 import { listProviderChoices, type ProviderChoice } from '../services/providers/provider-choices.js';
 import { enableProvider } from '../services/providers/server-providers.js';
@@ -25,8 +26,6 @@ const API_OPTIONS = {
 } as const;
 const STATIC_API_OPTIONS = { ...API_OPTIONS, auth: { type: 'string' }, verify: { type: 'string' } } as const;
 
-/** The kinds an `--auth` starts with (CONTRACT 3); what follows is checked against the provider's fields by the service. */
-const AUTH_KINDS = ['bearer', 'header', 'basic', 'query'];
 const TOKEN_AUTH = ['client_secret_basic', 'client_secret_post'] as const;
 
 /**
@@ -42,10 +41,7 @@ function apiInput(o: Options) {
 }
 
 function staticApiInput(o: Options) {
-  wellFormed(o, 'auth', (value) => {
-    const colon = value.indexOf(':');
-    return colon > 0 && AUTH_KINDS.includes(value.slice(0, colon)) && colon < value.length - 1 ? null : 'must be bearer:F, header:N:T, basic:U:P or query:N:F';
-  });
+  wellFormed(o, 'auth', staticAuthShapeRefusal);
   wellFormed(o, 'verify', (value) => (VERIFY.test(value) ? null : 'must be "GET /path", "HEAD /path" or "POST /path"'));
   return { ...apiInput(o), auth: optional(o, 'auth'), verify: optional(o, 'verify') };
 }

@@ -70,11 +70,13 @@ const segment = encodeURIComponent;
 /**
  * What the URL parser would change in a proxied path before Keyward saw it: a `.` or `..` segment in
  * any spelling (removed with the segment before it: `../../x` would leave the proxy route for another
- * of Keyward's routes), a `\` (made a `/`), a `?` or `#` (a query or a fragment), and the tab and line
- * breaks it drops. Keyward refuses each of them (`proxy_target_not_allowed`); sent through fetch, they
+ * of Keyward's routes), a `\` (made a `/`), a `?` or `#` (a query or a fragment), the tab and line
+ * breaks it drops, any other control character, and a space at the end (trimmed where no query
+ * follows). Keyward refuses each of them (`proxy_target_not_allowed`); sent through fetch, they
  * would arrive already rewritten, as some other call.
  */
-const REWRITTEN_BY_THE_URL_PARSER = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|[\\?#\t\n\r]/i;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are among what it looks for.
+const REWRITTEN_BY_THE_URL_PARSER = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|[\\?#\u0000-\u001f\u007f]| $/i;
 
 export class Keyward {
   readonly #transport: Transport;

@@ -56,13 +56,14 @@ const READ_OBJECTS_BYTES = 1536;
 /**
  * About what a read holds in memory, for the bound on reads kept (audience-repository.ts): its objects,
  * each text at two bytes a character (V8 keeps a text with any character past Latin-1 so), and each
- * byte string (the sealed secret) as long as it is.
+ * byte string (the sealed secret) twice: while the read is kept, what the proxy worked out from it
+ * (proxy-call.ts, keyed by the read) holds the secret again, opened, as it is sent.
  */
 export function proxyReadBytes(read: MemberCredentialForProxy): number {
   let bytes = READ_OBJECTS_BYTES + 2 * (read.authVersion.length + (read.customDefinition?.length ?? 0));
   for (const value of Object.values(read.credential ?? {})) {
     if (typeof value === 'string') bytes += 2 * value.length;
-    else if (value instanceof Uint8Array) bytes += value.byteLength;
+    else if (value instanceof Uint8Array) bytes += 2 * value.byteLength;
   }
   return bytes;
 }

@@ -191,6 +191,10 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
       [`ledger/x?k=${accountKey}`, {}, '/query'],
       [`ledger/x?k=${encoded}`, {}, '/query'],
       [`ledger/${tenant.serverKey}/x`, {}, '/path'],
+      // A malformed escape beside it does not hide it: each escape is decoded alone.
+      [`ledger/x?a=%zz&k=${encoded}`, {}, '/query'],
+      // Nor does the base URL a caller picks.
+      ['ledger/x', { 'keyward-base-url': `http://localhost:${new URL(api.url).port}/${accountKey}` }, '/headers/keyward-base-url'],
     ];
     for (const [path, extra, where] of cases) {
       const answer = await proxy('GET', path, { headers: extra });
@@ -200,6 +204,8 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
       expect(answer.body).not.toContain(tenant.serverKey);
     }
     expect(api.received).toHaveLength(0);
+    // The prefix alone is no key: a search for it goes on.
+    expect((await proxy('GET', 'ledger/search?q=service_acct_')).statusCode).toBe(200);
   });
 
   it('refuses a target in absolute form and a keyward-base-url sent twice, which it could only guess at', async () => {

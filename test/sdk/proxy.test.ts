@@ -106,7 +106,7 @@ describe('proxy', () => {
 
   it('refuses, before sending it, a path the URL parser would rewrite into another call', async () => {
     // Sent as they are, each would arrive as something else: `../../../other` as DELETE /v1/end-users/other.
-    const rewritten = ['../../../other', 'a/../b', './x', 'a/.', '%2e%2e/x', 'a/.%2E/b', 'a\\b', 'a#b/c', 'a?b', 'a\tb', 'a\nb'];
+    const rewritten = ['../../../other', 'a/../b', './x', 'a/.', '%2e%2e/x', 'a/.%2E/b', 'a\\b', 'a#b/c', 'a?b', 'a\tb', 'a\nb', 'a\u0001b', 'trailing '];
     for (const path of rewritten) {
       const refused = await keyward.proxy({ externalUserId: USER, provider: 'tracker', method: 'DELETE', path }).then(
         () => null,

@@ -10,7 +10,7 @@
  * provider's).
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import { mentionsKey, redactKeys } from '../keys/key-format.js';
+import { holdsKey, redactKeys } from '../keys/key-format.js';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 // `expect` too: a 100-continue is this hop's business (Node answers it), and the outbound client refuses the header.
@@ -65,29 +65,23 @@ export function callerResponseHeaders(upstream: Headers, upstreamHost: string, r
   return out;
 }
 
-/** Percent-decoded where it decodes, else as it is: a key spelled with escapes is still a key to the provider. */
-function decodedOrRaw(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
-}
-
 /**
- * Where the call would carry a Keyward key (an account or server key) to the provider, as an error's
- * path (`/headers/x-name`, `/path`, `/query`), or null: a header that goes on, the path or the query
- * (CONTRACT 8.1: no account key or server key ever reaches a provider). The caller's own keys in
- * `authorization` and `x-service-key` are Keyward's, and never go on. A body is not looked into: it streams.
+ * Where the call would carry a Keyward key (a whole account or server key) to the provider, as an
+ * error's path (`/headers/x-name`, `/path`, `/query`), or null: a header that goes on, the base URL
+ * picked with `keyward-base-url`, the path or the query, each escape decoded (CONTRACT 8.1: no account
+ * key or server key ever reaches a provider). The caller's own keys in `authorization` and
+ * `x-service-key` are Keyward's, and never go on. A body is not looked into: it streams.
  */
 export function keywardKeyCarried(incoming: Headers, rawPath: string, rawQuery: string): string | null {
-  const listed = listedInConnection(incoming);
-  for (const [rawName, value] of Object.entries(incoming)) {
+  let listed: Set<string> | undefined;
+  for (const rawName in incoming) {
+    const value = incoming[rawName];
+    if (value === undefined || !(typeof value === 'string' ? holdsKey(value) : value.some(holdsKey))) continue;
     const name = rawName.toLowerCase();
-    if (value === undefined || !forwarded(name, listed)) continue;
-    if ([value].flat().some(mentionsKey)) return `/headers/${redactKeys(name)}`;
+    listed ??= listedInConnection(incoming);
+    if (forwarded(name, listed) || name === 'keyward-base-url') return `/headers/${redactKeys(name)}`;
   }
-  if (mentionsKey(decodedOrRaw(rawPath))) return '/path';
-  if (mentionsKey(decodedOrRaw(rawQuery))) return '/query';
+  if (holdsKey(rawPath)) return '/path';
+  if (holdsKey(rawQuery)) return '/query';
   return null;
 }

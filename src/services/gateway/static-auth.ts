@@ -49,6 +49,23 @@ const RESERVED_HEADERS = new Set([
  */
 const NOT_IN_A_HEADER = /[^\t\x20-\x7e\x80-\xff]/;
 
+/**
+ * Why `spec` is not of an `auth`'s shape at all (CONTRACT 3: `bearer:F`, `header:N:T`, `basic:U:P`,
+ * `query:N:F`, each part there), or null: what a CLI flag calls malformed. Whether the fields it names
+ * are the provider's, and what its templates hold, parseStaticAuth judges.
+ */
+export function staticAuthShapeRefusal(spec: string): string | null {
+  const [kind = '', ...parts] = spec.split(':');
+  const shapes: Record<string, (p: string[]) => boolean> = {
+    bearer: (p) => p.length === 1 && p[0] !== '',
+    header: (p) => p.length >= 2 && p[0] !== '' && p.slice(1).join(':') !== '',
+    basic: (p) => p.length >= 2,
+    query: (p) => p.length === 2 && p[0] !== '' && p[1] !== '',
+  };
+  const fits = Object.hasOwn(shapes, kind) && shapes[kind]!(parts);
+  return fits ? null : 'must be bearer:F, header:N:T, basic:U:P or query:N:F';
+}
+
 /** The spec parsed, its fields checked against the provider's; or why it cannot be used. */
 export function parseStaticAuth(spec: string, fieldNames: readonly string[]): StaticAuth | { refused: string } {
   const colon = spec.indexOf(':');

@@ -46,6 +46,15 @@ export function keyDigest(key: string): string {
 
 const KEY_MENTION = /service_(acct|srv)_\w*/g;
 
+/** A whole key of either kind somewhere in a text (not only its prefix: `service_acct_` alone is no key). */
+const WHOLE_KEY = /service_(?:acct|srv)_[0-9a-f]{72}/;
+
+/** Whether `text` holds a whole key, however its characters are percent-encoded (each escape decoded alone). */
+export function holdsKey(text: string): boolean {
+  if (!text.includes('%')) return text.includes('service_') && WHOLE_KEY.test(text);
+  return WHOLE_KEY.test(text.replace(/%([0-9a-f]{2})/gi, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))));
+}
+
 /** Whether client text holds something that starts like a key (a key pasted where it does not belong). */
 export function mentionsKey(text: string): boolean {
   return text.includes(KEY_PREFIX.account) || text.includes(KEY_PREFIX.server);
