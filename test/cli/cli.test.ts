@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { keyDigest } from '../../src/services/keys/key-format.js';
 import { openStore, parseDatabaseUrl, type Store } from '../../src/store/store.js';
-import { cliEnv, cliJson, newMasterKey, runCli, type ServeProcess, startServe } from '../helpers/cli-process.js';
+import { addOAuthProviderArgs, cliEnv, cliJson, newMasterKey, runCli, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { ALL_MIGRATIONS, createTestDatabase, ENGINES, type TestDatabase } from '../helpers/databases.js';
 
 const SLOW = 180_000;
@@ -151,24 +151,7 @@ describe.each(ENGINES)('the operator CLI on %s', (engine) => {
       runCli(env, ['provider', 'add-static', '--server', serverId, '--slug', 'no-fields', '--json']),
       runCli(env, ['server', 'mode', '--server', serverId, '--mode', 'weird', '--json']),
       runCli(env, ['server', 'create', '--account', 'acct_doesnotexist', '--name', 'X', '--mode', 'Business', '--json']),
-      runCli(env, [
-        'provider',
-        'add-oauth',
-        '--server',
-        serverId,
-        '--slug',
-        'bad-token-auth',
-        '--authorization-url',
-        'https://auth.acme.test/authorize',
-        '--token-url',
-        'https://auth.acme.test/token',
-        '--client-id',
-        'c',
-        '--client-secret',
-        's',
-        '--token-auth',
-        'bogus',
-      ]),
+      runCli(env, [...addOAuthProviderArgs(serverId, 'bad-token-auth'), '--token-auth', 'bogus']),
       runCli(env, []),
     ]);
     for (const refused of [unknownAccount, unknownList]) {

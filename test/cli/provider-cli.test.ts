@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Vault } from '../../src/primitives/vault.js';
-import { cliJson, runCli } from '../helpers/cli-process.js';
+import { addOAuthProviderArgs, cliJson, runCli } from '../helpers/cli-process.js';
 import { type CliTenant, startCliTenant } from '../helpers/cli-tenant.js';
 import { ENGINES } from '../helpers/databases.js';
 
@@ -297,27 +297,18 @@ describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engin
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', '*.localhost'], 'this machine', strict],
       [['--auth', 'bearer:authToken'], 'API base URL'],
     ];
-    const runs = await Promise.all(
-      refusals.map(([flags, , env], i) =>
-        runCli(env ?? tenant.env, [
-          'provider',
-          'add-static',
-          '--server',
-          tenant.serverId,
-          '--slug',
-          `refused-${i}`,
-          '--field',
-          'authToken:Token:secret',
-          ...flags,
-          '--json',
-        ]),
-      ),
-    );
-    for (const [i, run] of runs.entries()) {
-      expect(run.code, run.stderr).toBe(1);
-      expect(run.stdout).toBe('');
-      expect(run.stderr).toContain(refusals[i]![1]);
-    }
+    /** `provider add-static` with one secret field and `flags`, as an operator types it. */
+    const addWithToken = (slug: string, flags: string[], env = tenant.env) =>
+      runCli(env, ['provider', 'add-static', '--server', tenant.serverId, '--slug', slug, '--field', 'authToken:Token:secret', ...flags, '--json']);
+    /** Each run exited with `code`, nothing on stdout, and its case's words on stderr. */
+    const expectEach = (runs: Awaited<ReturnType<typeof runCli>>[], cases: [string[], string, ...unknown[]][], code: number) => {
+      for (const [i, run] of runs.entries()) {
+        expect(run.code, run.stderr).toBe(code);
+        expect(run.stdout).toBe('');
+        expect(run.stderr).toContain(cases[i]![1]);
+      }
+    };
+    expectEach(await Promise.all(refusals.map(([flags, , env], i) => addWithToken(`refused-${i}`, flags, env))), refusals, 1);
     // A value of the wrong shape is malformed: a usage error naming its flag (exit 2, CONTRACT 4).
     const malformed: [string[], string][] = [
       [['--api-base-url', 'https://api.acme.test', '--auth', 'bearer:authToken', '--api-host', 'https://x.acme.test'], '--api-host'],
@@ -334,43 +325,10 @@ describe.each(ENGINES)('the provider commands of the operator CLI on %s', (engin
       [['--field', 'apiKey'], '--field'],
       [['--field', 'a:B:sekret'], '--field'],
     ];
-    const usageRuns = await Promise.all(
-      malformed.map(([flags], i) =>
-        runCli(tenant.env, [
-          'provider',
-          'add-static',
-          '--server',
-          tenant.serverId,
-          '--slug',
-          `malformed-${i}`,
-          '--field',
-          'authToken:Token:secret',
-          ...flags,
-          '--json',
-        ]),
-      ),
-    );
-    for (const [i, run] of usageRuns.entries()) {
-      expect(run.code, run.stderr).toBe(2);
-      expect(run.stdout).toBe('');
-      expect(run.stderr).toContain(malformed[i]![1]);
-    }
+    expectEach(await Promise.all(malformed.map(([flags], i) => addWithToken(`malformed-${i}`, flags))), malformed, 2);
     // An OAuth provider's credential is its token: it takes no auth or verify (a usage error, exit 2).
     const oauthAuth = await runCli(tenant.env, [
-      'provider',
-      'add-oauth',
-      '--server',
-      tenant.serverId,
-      '--slug',
-      'refused-oauth',
-      '--authorization-url',
-      'https://auth.acme.test/authorize',
-      '--token-url',
-      'https://auth.acme.test/token',
-      '--client-id',
-      'c',
-      '--client-secret',
-      's',
+      ...addOAuthProviderArgs(tenant.serverId, 'refused-oauth'),
       '--api-base-url',
       'https://api.acme.test',
       '--auth',

@@ -123,3 +123,12 @@ export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000, arg
   });
   return { child, address, lines, stop };
 }
+
+/** `provider add-oauth` with its required flags, for a custom provider at auth.acme.test (nothing is called there). */
+export function addOAuthProviderArgs(serverId: string, slug: string): string[] {
+  return [
+    ...['provider', 'add-oauth', '--server', serverId, '--slug', slug],
+    ...['--authorization-url', 'https://auth.acme.test/authorize', '--token-url', 'https://auth.acme.test/token'],
+    ...['--client-id', 'c', '--client-secret', 's'],
+  ];
+}
