@@ -28,7 +28,7 @@ export class BodyLimit extends Transform {
 }
 
 /** Request bodies' types set aside by setTypeAside, until the handler takes them back. */
-const typesAside = new WeakMap<IncomingMessage, string | string[]>();
+const typesAside = new WeakMap<IncomingMessage, string>();
 
 /**
  * The body's content-type taken off the request before Fastify reads it (an onRequest hook): Fastify
@@ -45,7 +45,7 @@ export function setTypeAside(request: IncomingMessage): void {
 /** The body's content-type back on the request, to be sent on with it. */
 export function takeTypeBack(request: IncomingMessage): void {
   const type = typesAside.get(request);
-  if (type !== undefined) request.headers['content-type'] = type as string;
+  if (type !== undefined) request.headers['content-type'] = type;
 }
 
 /** Whether the request says it has a body: a length above zero, or a transfer coding (chunked). */
@@ -77,23 +77,24 @@ export function limitedBody(request: IncomingMessage, max: number): BodyLimit {
 }
 
 /**
- * After a refused body's 413, how long the rest of it may still arrive (read and thrown away) before
- * the connection is closed. Closing at once, with the caller still writing, resets the connection,
- * and many clients (fetch among them) then report a network error instead of the 413 they were sent.
+ * After an answer given before the caller's body ended (a 413, a provider that failed), how long the
+ * rest may still arrive (read and thrown away) before the connection is closed. Closing at once, with
+ * the caller still writing, resets the connection, and many clients (fetch among them) then report a
+ * network error instead of the answer they were sent.
  */
-const REFUSED_BODY_READ_FOR_MS = 5_000;
+const UNUSED_BODY_READ_FOR_MS = 5_000;
 
 /**
- * The rest of a refused body read and thrown away (memory does not grow), so that the 413 reaches a
- * caller still sending; the connection is kept for the caller's next request once the body has ended,
- * and closed if it has not ended REFUSED_BODY_READ_FOR_MS after the answer.
+ * The rest of a body the provider will not get, read and thrown away (memory does not grow), so that
+ * the answer reaches a caller still sending; the connection is kept for the caller's next request
+ * once the body has ended, and closed if it has not ended UNUSED_BODY_READ_FOR_MS after the answer.
  */
-export function discardRefusedBody(request: IncomingMessage, response: ServerResponse): void {
+export function discardUnusedBody(request: IncomingMessage, response: ServerResponse): void {
   // Flowing with nothing listening: each chunk is dropped as it comes.
   request.resume();
   response.once('finish', () => {
     if (request.complete) return;
-    const close = setTimeout(() => request.socket.destroy(), REFUSED_BODY_READ_FOR_MS);
+    const close = setTimeout(() => request.socket.destroy(), UNUSED_BODY_READ_FOR_MS);
     close.unref();
     request.once('end', () => clearTimeout(close));
   });

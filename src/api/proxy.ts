@@ -22,7 +22,7 @@ import { Problem } from '../web/problem.js';
 import { proxiedTarget } from '../web/proxy-paths.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import type { GuardHook } from './guard-hook.js';
-import { type BodyLimit, declaredLength, discardRefusedBody, hasBody, limitedBody, setTypeAside, takeTypeBack } from './proxy-body.js';
+import { type BodyLimit, declaredLength, discardUnusedBody, hasBody, limitedBody, setTypeAside, takeTypeBack } from './proxy-body.js';
 import { ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses } from './schemas.js';
 
 /** The gateway's limits on one node (KEYWARD_PROXY_MAX_BODY_MB, _TIMEOUT_SECONDS, _MAX_IN_FLIGHT). */
@@ -101,7 +101,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     await guard.confirm(request, read.found.authVersion);
     const declared = declaredLength(request.raw);
     if (declared !== null && declared > limits.maxBodyBytes) {
-      discardRefusedBody(request.raw, reply.raw);
+      discardUnusedBody(request.raw, reply.raw);
       throw tooLarge();
     }
     const pickedBaseUrl = request.headers['keyward-base-url'] as string | undefined;
@@ -137,7 +137,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     } catch (error) {
       // The rest of a body the provider will not get is read and thrown away, so that the answer reaches
       // the caller and its connection can carry the next request.
-      if (body !== null && !request.raw.complete) discardRefusedBody(request.raw, reply.raw);
+      if (body !== null && !request.raw.complete) discardUnusedBody(request.raw, reply.raw);
       if (body?.exceeded) throw tooLarge();
       // The caller went away (its connection closed, the call aborted with it): nobody is left to
       // answer, and nothing went wrong here; the 'proxied call' line above says it was aborted.
