@@ -6,7 +6,7 @@
  * timeout; the body limit, declared and chunked; the in-flight limit; the log line and the metrics.
  */
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { catalogProvider } from '../../src/catalog/catalog.js';
 import type { Provider } from '../../src/catalog/provider-definition.js';
@@ -399,6 +399,45 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expect(errors).toEqual([]);
     socket.destroy();
     expect(api.received.map((r) => r.target)).toEqual(['/base/v2/after']);
+  });
+
+  it('drains a body the provider will not get after it failed mid-upload, and keeps the connection', async () => {
+    // A provider that resets the connection at the first bytes it receives.
+    const resetting = createServer((socket) => socket.once('data', () => socket.destroy()));
+    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+    try {
+      await addCustomStaticProvider(t.ctx, {
+        serverId: tenant.serverId,
+        slug: 'resetting',
+        fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+        api: { apiBaseUrl: `http://127.0.0.1:${(resetting.address() as AddressInfo).port}`, auth: 'bearer:apiKey' },
+        actor: CLI_ACTOR,
+      });
+      await connectStatic(t.app, headers, { provider: 'resetting', externalUserId: 'u_1', values: { apiKey: API_KEY } });
+      const socket = connect({ host: '127.0.0.1', port: Number(new URL(keyward).port) });
+      const errors: string[] = [];
+      socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('latin1');
+      });
+      const chunk = (bytes: number) => `${bytes.toString(16)}\r\n${'e'.repeat(bytes)}\r\n`;
+      socket.write(head('POST', '/v1/end-users/u_1/proxy/resetting/upload', { 'transfer-encoding': 'chunked', 'content-type': 'text/plain' }));
+      socket.write(chunk(16 * 1024));
+      await until(() => received.includes('provider_unavailable'));
+      expect(received).toMatch(/^HTTP\/1\.1 502 /);
+      // Still sending after the 502, then the body ends: the same connection answers the next request.
+      for (let i = 0; i < 8; i++) socket.write(chunk(16 * 1024));
+      socket.write('0\r\n\r\n');
+      received = '';
+      socket.write(head('GET', '/v1/end-users/u_1/proxy/ledger/after-reset', {}));
+      await until(() => received.includes('"target"'));
+      expect(received).toMatch(/^HTTP\/1\.1 200 /);
+      expect(errors).toEqual([]);
+      socket.destroy();
+    } finally {
+      resetting.close();
+    }
   });
 
   it('closes the connection of a refused body that does not end within 5 s of the 413', { timeout: 20_000 }, async () => {
