@@ -372,19 +372,35 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     return `${method} ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
   };
 
+  /** A connection to Keyward written by hand: what it has received so far, and the errors it met. */
+  const byHand = () => {
+    const socket = connect({ host: '127.0.0.1', port: Number(new URL(keyward).port) });
+    const conn = { socket, received: '', errors: [] as string[] };
+    socket.on('error', (error: NodeJS.ErrnoException) => conn.errors.push(error.code ?? error.message));
+    socket.on('data', (chunk: Buffer) => {
+      conn.received += chunk.toString('latin1');
+    });
+    return conn;
+  };
+
+  /** The connection, its body ended, answers a proxied GET of `path` with a 200, having met no error. */
+  const answersTheNext = async (conn: ReturnType<typeof byHand>, path: string) => {
+    conn.received = '';
+    conn.socket.write(head('GET', `/v1/end-users/u_1/proxy/ledger/${path}`, {}));
+    await until(() => conn.received.includes('"target"'));
+    expect(conn.received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(conn.errors).toEqual([]);
+    conn.socket.destroy();
+  };
+
   it('gets its 413 to a caller still sending the refused body, reads the rest only to throw it away, and keeps the connection', async () => {
     // Closed with the body unread, the connection was reset under a caller still writing, whose fetch
     // then lost the 413 for a network error (EPIPE).
-    const socket = connect({ host: '127.0.0.1', port: Number(new URL(keyward).port) });
-    const errors: string[] = [];
-    socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
-    let received = '';
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.toString('latin1');
-    });
+    const conn = byHand();
+    const { socket } = conn;
     const bodyBytes = LIMITS.maxBodyBytes + 8 * 1024 * 1024;
     socket.write(head('POST', '/v1/end-users/u_1/proxy/ledger/upload', { 'content-length': String(bodyBytes), 'content-type': 'application/octet-stream' }));
-    await until(() => received.includes('payload_too_large'));
+    await until(() => conn.received.includes('payload_too_large'));
     // Still writing after the 413, as a client that sends its body before reading does.
     const chunk = Buffer.alloc(256 * 1024, 'd');
     for (let sent = 0; sent < bodyBytes; sent += chunk.byteLength) {
@@ -392,12 +408,7 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
       if (!socket.write(piece)) await new Promise((resolve) => socket.once('drain', resolve));
     }
     // The body ended: the same connection answers the next request.
-    received = '';
-    socket.write(head('GET', '/v1/end-users/u_1/proxy/ledger/after', {}));
-    await until(() => received.includes('"target"'));
-    expect(received).toMatch(/^HTTP\/1\.1 200 /);
-    expect(errors).toEqual([]);
-    socket.destroy();
+    await answersTheNext(conn, 'after');
     expect(api.received.map((r) => r.target)).toEqual(['/base/v2/after']);
   });
 
@@ -414,46 +425,31 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
         actor: CLI_ACTOR,
       });
       await connectStatic(t.app, headers, { provider: 'resetting', externalUserId: 'u_1', values: { apiKey: API_KEY } });
-      const socket = connect({ host: '127.0.0.1', port: Number(new URL(keyward).port) });
-      const errors: string[] = [];
-      socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
-      let received = '';
-      socket.on('data', (chunk: Buffer) => {
-        received += chunk.toString('latin1');
-      });
+      const conn = byHand();
       const chunk = (bytes: number) => `${bytes.toString(16)}\r\n${'e'.repeat(bytes)}\r\n`;
-      socket.write(head('POST', '/v1/end-users/u_1/proxy/resetting/upload', { 'transfer-encoding': 'chunked', 'content-type': 'text/plain' }));
-      socket.write(chunk(16 * 1024));
-      await until(() => received.includes('provider_unavailable'));
-      expect(received).toMatch(/^HTTP\/1\.1 502 /);
+      conn.socket.write(head('POST', '/v1/end-users/u_1/proxy/resetting/upload', { 'transfer-encoding': 'chunked', 'content-type': 'text/plain' }));
+      conn.socket.write(chunk(16 * 1024));
+      await until(() => conn.received.includes('provider_unavailable'));
+      expect(conn.received).toMatch(/^HTTP\/1\.1 502 /);
       // Still sending after the 502, then the body ends: the same connection answers the next request.
-      for (let i = 0; i < 8; i++) socket.write(chunk(16 * 1024));
-      socket.write('0\r\n\r\n');
-      received = '';
-      socket.write(head('GET', '/v1/end-users/u_1/proxy/ledger/after-reset', {}));
-      await until(() => received.includes('"target"'));
-      expect(received).toMatch(/^HTTP\/1\.1 200 /);
-      expect(errors).toEqual([]);
-      socket.destroy();
+      for (let i = 0; i < 8; i++) conn.socket.write(chunk(16 * 1024));
+      conn.socket.write('0\r\n\r\n');
+      await answersTheNext(conn, 'after-reset');
     } finally {
       resetting.close();
     }
   });
 
   it('closes the connection of a refused body that does not end within 5 s of the 413', { timeout: 20_000 }, async () => {
-    const socket = connect({ host: '127.0.0.1', port: Number(new URL(keyward).port) });
-    socket.write(head('POST', '/v1/end-users/u_1/proxy/ledger/upload', { 'content-length': String(LIMITS.maxBodyBytes + 1) }));
-    socket.write(Buffer.alloc(64 * 1024, 'c'));
-    let received = '';
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.toString('latin1');
-    });
+    const conn = byHand();
+    conn.socket.write(head('POST', '/v1/end-users/u_1/proxy/ledger/upload', { 'content-length': String(LIMITS.maxBodyBytes + 1) }));
+    conn.socket.write(Buffer.alloc(64 * 1024, 'c'));
     const closedAfter = await new Promise<number>((resolve) => {
       const started = Date.now();
-      socket.once('close', () => resolve(Date.now() - started));
+      conn.socket.once('close', () => resolve(Date.now() - started));
     });
-    expect(received).toMatch(/^HTTP\/1\.1 413 /);
-    expect(received).toContain('payload_too_large');
+    expect(conn.received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(conn.received).toContain('payload_too_large');
     expect(closedAfter).toBeGreaterThanOrEqual(4_000);
     expect(closedAfter).toBeLessThan(15_000);
   });
