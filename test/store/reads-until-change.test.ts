@@ -2,7 +2,7 @@
  * ReadsUntilChange on a real SQLite file in WAL mode, its change mark the real `PRAGMA data_version`
  * of a read-only connection, as store/open.ts makes it: a value is kept while nothing is committed by
  * another connection, read again after a commit, never kept when another call saw the mark move while
- * it was being read, kept only where worth it, and for a minute at most.
+ * it was being read, kept only where worth it, and for a minute at most; the mark taken once a turn.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,15 +62,21 @@ describe('reads kept until the database changes (SQLite)', () => {
     write('before');
     const kept = new ReadsUntilChange(changeMark, bounds(10));
     let release: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const readStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
     // A read whose statement runs at once and whose caller resumes only later, as the store's do.
     const slowRead = async () => {
       const read = await readValue();
+      started();
       await new Promise<void>((resolve) => {
         release = resolve;
       });
       return read;
     };
     const slow = kept.get('k', slowRead);
+    await readStarted;
     write('after');
     // Another call sees the mark move (and keeps what it reads), while the slow one is still out.
     expect(await kept.get('other', readValue)).toEqual({ value: 'after' });
@@ -78,6 +84,27 @@ describe('reads kept until the database changes (SQLite)', () => {
     expect(await slow).toEqual({ value: 'before' });
     // The slow read's older value was not kept: the key is read again.
     expect(await kept.get('k', readValue)).toEqual({ value: 'after' });
+  });
+
+  it('takes the mark once a turn for the calls that asked in it, after the last of them asked', async () => {
+    write('asked first');
+    let marks = 0;
+    const kept = new ReadsUntilChange(() => {
+      marks++;
+      return changeMark();
+    }, bounds(10));
+    // Two calls ask in the same turn, a commit between them: the mark is taken after both asked, so
+    // the second call (and the first) read what was committed before the second asked.
+    const first = kept.get('a', readValue);
+    write('committed between');
+    const second = kept.get('b', readValue);
+    expect(await first).toEqual({ value: 'committed between' });
+    expect(await second).toEqual({ value: 'committed between' });
+    expect(marks).toBe(1);
+    // A later turn takes its own mark, which sees the next commit.
+    write('next turn');
+    expect(await kept.get('a', readValue)).toEqual({ value: 'next turn' });
+    expect(marks).toBe(2);
   });
 
   it('keeps only what is worth keeping, and at most its capacity, the oldest going first', async () => {

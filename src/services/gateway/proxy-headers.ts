@@ -18,10 +18,14 @@ const NOT_FORWARDED = new Set(['authorization', 'proxy-authorization', 'x-servic
 
 type Headers = IncomingHttpHeaders | Readonly<Record<string, string | string[] | undefined>>;
 
+const NONE_LISTED: ReadonlySet<string> = new Set();
+
 /** The names a `connection` header lists (they are hop-by-hop for that message). */
-function listedInConnection(headers: Headers): Set<string> {
+function listedInConnection(headers: Headers): ReadonlySet<string> {
   const value = headers.connection;
-  const listed = Array.isArray(value) ? value.join(',') : (value ?? '');
+  // Most messages carry none, or `keep-alive` or `close` alone: nothing to parse, nothing to allocate.
+  if (value === undefined || value === 'keep-alive' || value === 'close') return NONE_LISTED;
+  const listed = Array.isArray(value) ? value.join(',') : value;
   return new Set(
     listed
       .split(',')
@@ -30,12 +34,12 @@ function listedInConnection(headers: Headers): Set<string> {
   );
 }
 
-function isHopByHop(name: string, listed: Set<string>): boolean {
+function isHopByHop(name: string, listed: ReadonlySet<string>): boolean {
   return HOP_BY_HOP.has(name) || listed.has(name);
 }
 
 /** Whether the caller's header goes on to the provider. */
-function forwarded(name: string, listed: Set<string>): boolean {
+function forwarded(name: string, listed: ReadonlySet<string>): boolean {
   return !isHopByHop(name, listed) && !NOT_FORWARDED.has(name) && !name.startsWith('keyward-') && !name.startsWith('x-forwarded-');
 }
 
@@ -73,7 +77,7 @@ export function callerResponseHeaders(upstream: Headers, upstreamHost: string, r
  * `x-service-key` are Keyward's, and never go on. A body is not looked into: it streams.
  */
 export function keywardKeyCarried(incoming: Headers, rawPath: string, rawQuery: string): string | null {
-  let listed: Set<string> | undefined;
+  let listed: ReadonlySet<string> | undefined;
   for (const rawName in incoming) {
     const value = incoming[rawName];
     if (value === undefined || !(typeof value === 'string' ? holdsKey(value) : value.some(holdsKey))) continue;

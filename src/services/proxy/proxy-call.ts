@@ -66,7 +66,8 @@ function refusal(code: 'proxy_not_supported' | 'proxy_target_not_allowed' | 'cre
 
 /** What a proxied call reads first, in one statement, and when it began (a refresh attempt after that is its answer too). */
 export interface ProxyRead {
-  since: string;
+  /** A Date, made text only where an OAuth token is looked at: most calls never need it. */
+  since: Date;
   found: Readonly<MemberCredentialForProxy>;
 }
 
@@ -75,7 +76,7 @@ export interface ProxyRead {
  * version for the caller to confirm the keys by (api/proxy.ts) before anything is refreshed or called.
  */
 export async function readForProxy(ctx: ServiceContext, serverId: string, externalUserId: string, provider: string): Promise<ProxyRead> {
-  const since = iso(ctx.clock.now());
+  const since = ctx.clock.now();
   return { since, found: await ctx.store.audience.memberCredentialForProxy(serverId, externalUserId, provider) };
 }
 
@@ -175,8 +176,8 @@ function openInjection(ctx: ServiceContext, provider: Provider, row: CredentialR
 const bearer = (accessToken: string): InjectedAuth => ({ headers: { authorization: `Bearer ${accessToken}` }, query: [] });
 
 /** The credential as the call may use it: active, refreshed first where due; needs_reauth is refused. */
-async function usableRow(ctx: ServiceContext, stored: CredentialRow, since: string): Promise<CredentialRow> {
-  const fresh = stored.type === 'oauth2' ? (await readFresh(ctx, stored, MIN_VALIDITY_SECONDS, since))?.row : stored;
+async function usableRow(ctx: ServiceContext, stored: CredentialRow, since: Date): Promise<CredentialRow> {
+  const fresh = stored.type === 'oauth2' ? (await readFresh(ctx, stored, MIN_VALIDITY_SECONDS, iso(since)))?.row : stored;
   if (!fresh) throw refusal('credential_not_found', `This end user has no credential of provider "${stored.provider}" any more: it was revoked.`);
   if (fresh.status !== 'active') {
     throw refusal(
