@@ -12,7 +12,7 @@ import { openContext } from '../runtime.js';
 import { DomainError } from '../services/domain-error.js';
 import { DatabaseUnavailable, isRetiredMasterKeyRefusal } from '../store/store-errors.js';
 import type { Command, LinesCommand, OptionSpec } from './commands.js';
-import { parseOptions, UsageError } from './parse-options.js';
+import { HelpAsked, parseOptions, UsageError, usageLine } from './parse-options.js';
 
 type Group = () => Promise<{ commands: Record<string, Command | LinesCommand> }>;
 
@@ -50,13 +50,20 @@ export async function commandTable(): Promise<Record<string, CommandShape>> {
 
 /** The whole usage: the one place that loads every group. */
 async function usage(): Promise<string> {
-  const lines = Object.values(await commandTable()).map((c) => `  keyward ${c.usage}${c.noJson ? '' : ' [--json]'}`);
+  const lines = Object.values(await commandTable()).map((c) => `  ${usageLine(c)}`);
   return ['Usage:', ...lines].join('\n');
+}
+
+/** A group's commands (`keyward server --help`). */
+function groupUsage(commands: Record<string, CommandShape>): string {
+  return ['Usage:', ...Object.values(commands).map((c) => `  ${usageLine(c)}`)].join('\n');
 }
 
 async function runCommand(group: string, name: string, args: string[]): Promise<void> {
   const load = Object.hasOwn(GROUPS, group) ? GROUPS[group] : undefined;
-  const command = load ? (await load()).commands[name] : undefined;
+  const commands = load ? (await load()).commands : undefined;
+  if (commands && (name === `${group} --help` || name === `${group} help`)) throw new HelpAsked(groupUsage(commands));
+  const command = commands && Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) throw new UsageError(`unknown command "${name}"\n${await usage()}`);
   const options = parseOptions(command, args);
   const input = 'input' in command && command.input ? await command.input() : undefined;
@@ -146,6 +153,10 @@ export async function main(argv: string[]): Promise<number> {
     await runCommand(first, `${first} ${second ?? ''}`.trim(), rest);
     return 0;
   } catch (error) {
+    if (error instanceof HelpAsked) {
+      process.stdout.write(`${error.message}\n`);
+      return 0;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`keyward: ${error.message}\n`);
       return 2;

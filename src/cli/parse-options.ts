@@ -9,12 +9,20 @@ import type { OptionSpec, Options } from './commands.js';
 
 export class UsageError extends Error {}
 
+/** `--help` among a command's flags: its usage goes to stdout and the command exits 0 without running. */
+export class HelpAsked extends Error {}
+
+/** A command's line of the usage. */
+export function usageLine(command: { usage: string; noJson?: boolean }): string {
+  return `keyward ${command.usage}${command.noJson ? '' : ' [--json]'}`;
+}
+
 /** Every command also takes --json, unless it says otherwise (serve prints no object). */
 const JSON_FLAG: Record<string, OptionSpec> = { json: { type: 'boolean' } };
 
 export function parseOptions(command: { usage: string; options: Record<string, OptionSpec>; noJson?: boolean }, args: string[]): Options {
   const specs = command.noJson ? command.options : { ...JSON_FLAG, ...command.options };
-  const refuse = (problem: string) => new UsageError(`${problem} (usage: keyward ${command.usage}${command.noJson ? '' : ' [--json]'})`);
+  const refuse = (problem: string) => new UsageError(`${problem} (usage: ${usageLine(command)})`);
   // Not strict: parseArgs' own messages run to several sentences; each case gets one clause below.
   const { tokens } = parseArgs({
     args,
@@ -23,6 +31,9 @@ export function parseOptions(command: { usage: string; options: Record<string, O
     allowPositionals: true,
     tokens: true,
   });
+  if (tokens.some((token) => token.kind === 'option' && token.name === 'help' && !Object.hasOwn(specs, 'help'))) {
+    throw new HelpAsked(`Usage: ${usageLine(command)}`);
+  }
   const values: Options = {};
   for (const token of tokens) {
     // Not repeated: a stray word is often a value typed without its flag, a password among them.

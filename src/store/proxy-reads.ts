@@ -23,12 +23,6 @@ export interface MemberCredentialForProxy {
 
 /** Proxied calls' reads sent in one statement at most on PostgreSQL (statements-together.ts); one statement text per count up to it. */
 const PROXY_READS_TOGETHER = 16;
-/**
- * One statement of proxied calls' reads under way at a time on a node: the calls that ask meanwhile
- * go together in the next. In the proxy's bench at 10 connections that cut the statements from 0.45
- * to ~0.25 a call and Keyward's CPU a call by 13% (bench/RESULTS.md); two under way saved less.
- */
-const PROXY_READS_UNDER_WAY = 1;
 
 /** A proxied call's arguments: server id, external user id, provider. */
 export type ProxyReadArgs = [serverId: string, externalUserId: string, provider: string];
@@ -128,6 +122,5 @@ export function proxyReadsTogether(
     },
     PROXY_READS_TOGETHER,
     (error) => !(error instanceof DatabaseUnavailable),
-    PROXY_READS_UNDER_WAY,
   );
 }

@@ -1,7 +1,7 @@
 /**
  * The CLI's flags are read strictly (CONTRACT 4), as real processes: every command of the command
  * table refuses a flag it does not know (exit 2, one line naming it) before it touches anything, a
- * missing or malformed value likewise; `serve --port`/`--host` win over KEYWARD_PORT/KEYWARD_HOST, and
+ * missing or malformed value likewise, and prints its usage for `--help` (exit 0); `serve --port`/`--host` win over KEYWARD_PORT/KEYWARD_HOST, and
  * a port in use is one line naming the port and what to change.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -61,6 +61,33 @@ describe('the CLI refuses what it does not understand', () => {
     for (const [i, run] of runs.entries()) expectUsageError(run, '--no-such-flag', names[i]!);
     // Refused before anything was done: not even the database was made.
     expect(existsSync(database)).toBe(false);
+  });
+
+  it('every command of the table prints its usage for --help, exit 0, before opening the database; a group lists its commands', { timeout: SLOW }, async () => {
+    const table = await commandTable();
+    const names = Object.keys(table);
+    // After the command's name, or among its flags.
+    const runs = await runAll(
+      env,
+      names.map((name, i) => (i % 2 === 0 ? [...name.split(' '), '--help'] : [...name.split(' '), '--json', '--help'])),
+    );
+    for (const [i, run] of runs.entries()) {
+      const { usage, noJson } = table[names[i]!]!;
+      expect(run.code, `${names[i]}: ${run.stderr}`).toBe(0);
+      expect(run.stderr, names[i]).toBe('');
+      expect(run.stdout, names[i]).toBe(`Usage: keyward ${usage}${noJson ? '' : ' [--json]'}\n`);
+    }
+    expect(existsSync(database)).toBe(false);
+    const [server, help] = await runAll(env, [
+      ['server', '--help'],
+      ['key', 'help'],
+    ]);
+    expect(server!.code).toBe(0);
+    const serverLines = Object.entries(table).filter(([name]) => name.startsWith('server '));
+    expect(server!.stdout).toBe(`Usage:\n${serverLines.map(([, c]) => `  keyward ${c.usage} [--json]\n`).join('')}`);
+    expect(help!.code).toBe(0);
+    expect(help!.stdout).toContain('keyward key list --account A');
+    expect(help!.stdout).not.toContain('keyward server');
   });
 
   it('a short flag, a stray word, a missing value, a value to --json, a flag given twice', { timeout: SLOW }, async () => {

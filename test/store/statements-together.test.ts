@@ -1,15 +1,14 @@
 /**
  * StatementsTogether (store/statements-together.ts): calls that ask in the same turn share one
  * statement, a key asked twice goes in once, and a call never takes the answer of a statement sent
- * before it asked (so a commit acknowledged before the call is always seen), also where calls wait
- * for a send under way. The statement here is a
+ * before it asked (so a commit acknowledged before the call is always seen). The statement here is a
  * function that records what it was asked and answers when the test says; the repositories' real
  * statements are tested in test/gateway/proxy-reads-until-change.test.ts (the proxied call's read on
  * PostgreSQL) and test/gateway/usage.test.ts (the uses written together).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { describe, expect, it, vi } from 'vitest';
-import { SLOW_SEND_MS, StatementsTogether } from '../../src/store/statements-together.js';
+import { describe, expect, it } from 'vitest';
+import { StatementsTogether } from '../../src/store/statements-together.js';
 
 /** A statement over numbers that answers each with its square once `answer()` is called. */
 function squares() {
@@ -31,12 +30,6 @@ function squares() {
     version += 1;
   };
   return { sent, runAll, answer, commit };
-}
-
-/** A send's end is noted once all its calls are answered, a turn later; a send it let wait goes in the check phase after that. */
-async function sendEnded() {
-  await nextTurn();
-  await nextTurn();
 }
 
 /** A call's value or its error's message. */
@@ -151,82 +144,9 @@ describe('statements asked together', () => {
     expect((await again).square).toBe(16);
   });
 
-  it('with one send under way at most, gathers the calls of later turns until it ends, then sends them together', async () => {
-    const statement = squares();
-    const together = new StatementsTogether(statement.runAll, 16, () => true, 1);
-    const first = together.get('1', 1);
-    await nextTurn();
-    expect(statement.sent).toEqual([[1]]);
-    // Two more turns of calls while the first statement is out, a revocation committed among them.
-    const second = together.get('2', 2);
-    await nextTurn();
-    statement.commit();
-    const third = together.get('1', 1);
-    await nextTurn();
-    expect(statement.sent).toEqual([[1]]);
-    statement.answer();
-    expect((await first).version).toBe(0);
-    await sendEnded();
-    // Sent after each of them asked: both see the commit, the key asked again too.
-    expect(statement.sent).toEqual([[1], [2, 1]]);
-    statement.answer();
-    expect((await second).version).toBe(1);
-    expect((await third).version).toBe(1);
-    // Nothing under way: the next call is sent in its own turn's check phase again.
-    await sendEnded();
-    const fourth = together.get('3', 3);
-    await nextTurn();
-    expect(statement.sent).toEqual([[1], [2, 1], [3]]);
-    statement.answer();
-    expect((await fourth).square).toBe(9);
-  });
-
-  it('with one send under way at most, sends on after a failed statement', async () => {
-    let sent = 0;
-    const together = new StatementsTogether<number, number>(
-      async (args) => {
-        sent += 1;
-        if (sent === 1) throw new Error('the database is unavailable');
-        return args;
-      },
-      16,
-      () => false,
-      1,
-    );
-    const first = settled(together.get('1', 1));
-    await nextTurn();
-    const second = together.get('2', 2);
-    expect(await first).toEqual({ error: 'the database is unavailable' });
-    expect(await second).toBe(2);
-  });
-
-  it('with one send under way at most, stops waiting for a send stuck for a second', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      const statement = squares();
-      const together = new StatementsTogether(statement.runAll, 16, () => true, 1);
-      const stuck = together.get('1', 1);
-      await nextTurn();
-      const next = together.get('2', 2);
-      await nextTurn();
-      vi.advanceTimersByTime(SLOW_SEND_MS - 1);
-      await nextTurn();
-      expect(statement.sent).toEqual([[1]]);
-      vi.advanceTimersByTime(1);
-      await nextTurn();
-      expect(statement.sent).toEqual([[1], [2]]);
-      statement.answer();
-      expect((await next).square).toBe(4);
-      expect((await stuck).square).toBe(1);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-
   it('refuses a bound that is not a positive whole number', () => {
     const runAll = async (args: readonly number[]) => args;
     expect(() => new StatementsTogether(runAll, 0, () => true)).toThrow('mostTogether must be a positive integer');
     expect(() => new StatementsTogether(runAll, 1.5, () => true)).toThrow('mostTogether must be a positive integer');
-    expect(() => new StatementsTogether(runAll, 4, () => true, 0)).toThrow('mostUnderWay must be at least 1');
   });
 });
