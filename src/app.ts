@@ -24,6 +24,7 @@ import { mentionsKey } from './services/keys/key-format.js';
 import { ARRIVAL_LIMITS } from './web/arrival-limits.js';
 import { registerAssets } from './web/assets.js';
 import { registerBrandingRoutes } from './web/branding-routes.js';
+import { answerConnectMethod } from './web/connect-method.js';
 import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
 import { newRequestId, preRoutingHandlers } from './web/pre-routing.js';
@@ -93,6 +94,8 @@ export async function buildApp(options: AppOptions) {
     frameworkErrors: preRouting.frameworkErrors,
     clientErrorHandler: preRouting.clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.server.on('connect', answerConnectMethod(options.logger));
 
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
