@@ -16,18 +16,17 @@ import { DOCUMENTED_SCHEMAS, WEBHOOKS } from './api/webhook-event-schemas.js';
 import { connectErrors, connectPlugin } from './connect/plugin.js';
 import { DASHBOARD_PAGES } from './dashboard/pages.js';
 import { dashboardErrors, dashboardPlugin } from './dashboard/plugin.js';
-import { metricsRoute } from './metrics/http-metrics.js';
+import { metricsRoute, UNMATCHED_ROUTE } from './metrics/http-metrics.js';
 import type { Metrics } from './metrics/metrics.js';
 import { requestLoggerFactory } from './primitives/logger.js';
 import type { ServiceContext } from './services/context.js';
-import { mentionsKey } from './services/keys/key-format.js';
 import { ARRIVAL_LIMITS } from './web/arrival-limits.js';
 import { registerAssets } from './web/assets.js';
 import { registerBrandingRoutes } from './web/branding-routes.js';
 import { answerConnectMethod } from './web/connect-method.js';
 import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
-import { newRequestId, preRoutingHandlers } from './web/pre-routing.js';
+import { preRoutingHandlers, requestIdFor } from './web/pre-routing.js';
 import { answerErrors, PROBLEM_JSON_ERRORS, respondWithProblem } from './web/problem-answers.js';
 import { validatorCompiler } from './web/validation.js';
 
@@ -59,7 +58,6 @@ declare module 'fastify' {
   }
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export const BODY_LIMIT = 64 * 1024;
 
 export async function buildApp(options: AppOptions) {
@@ -85,17 +83,15 @@ export async function buildApp(options: AppOptions) {
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     childLoggerFactory: requestLoggerFactory,
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      // A key pasted into the wrong header would otherwise be echoed back and logged.
-      const usable = typeof given === 'string' && REQUEST_ID.test(given) && !mentionsKey(given);
-      return usable ? given : newRequestId();
-    },
+    genReqId: (request) => requestIdFor(request.headers),
     frameworkErrors: preRouting.frameworkErrors,
     clientErrorHandler: preRouting.clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.server.on('connect', answerConnectMethod(options.logger));
+  app.server.on(
+    'connect',
+    answerConnectMethod(options.logger, (statusCode) => options.metrics?.request(UNMATCHED_ROUTE, 'CONNECT', statusCode, 0)),
+  );
 
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);

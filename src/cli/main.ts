@@ -50,19 +50,18 @@ export async function commandTable(): Promise<Record<string, CommandShape>> {
 
 /** The whole usage: the one place that loads every group. */
 async function usage(): Promise<string> {
-  const lines = Object.values(await commandTable()).map((c) => `  ${usageLine(c)}`);
-  return ['Usage:', ...lines].join('\n');
+  return usageOf(await commandTable());
 }
 
-/** A group's commands (`keyward server --help`). */
-function groupUsage(commands: Record<string, CommandShape>): string {
+/** The usage of these commands: every command's, or a group's (`keyward server --help`). */
+function usageOf(commands: Record<string, CommandShape>): string {
   return ['Usage:', ...Object.values(commands).map((c) => `  ${usageLine(c)}`)].join('\n');
 }
 
 async function runCommand(group: string, name: string, args: string[]): Promise<void> {
   const load = Object.hasOwn(GROUPS, group) ? GROUPS[group] : undefined;
   const commands = load ? (await load()).commands : undefined;
-  if (commands && (name === `${group} --help` || name === `${group} help`)) throw new HelpAsked(groupUsage(commands));
+  if (commands && (name === `${group} --help` || name === `${group} help`)) throw new HelpAsked(usageOf(commands));
   const command = commands && Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) throw new UsageError(`unknown command "${name}"\n${await usage()}`);
   const options = parseOptions(command, args);

@@ -9,7 +9,7 @@ import type { OptionSpec, Options } from './commands.js';
 
 export class UsageError extends Error {}
 
-/** `--help` among a command's flags: its usage goes to stdout and the command exits 0 without running. */
+/** `--help` among a command's (otherwise well-formed) flags: its usage goes to stdout and the command exits 0 without running. */
 export class HelpAsked extends Error {}
 
 /** A command's line of the usage. */
@@ -31,14 +31,19 @@ export function parseOptions(command: { usage: string; options: Record<string, O
     allowPositionals: true,
     tokens: true,
   });
-  if (tokens.some((token) => token.kind === 'option' && token.name === 'help' && !Object.hasOwn(specs, 'help'))) {
-    throw new HelpAsked(`Usage: ${usageLine(command)}`);
-  }
   const values: Options = {};
+  let helpAsked = false;
   for (const token of tokens) {
     // Not repeated: a stray word is often a value typed without its flag, a password among them.
     if (token.kind === 'positional') throw refuse(`unexpected argument at position ${token.index + 1} (a value goes after its flag)`);
     if (token.kind === 'option-terminator') throw refuse('unexpected --');
+    // Every command's: its usage, once the rest of the line is known to be well formed (then no flag
+    // is required: help is not the command running).
+    if (token.name === 'help' && !Object.hasOwn(specs, 'help')) {
+      if (token.inlineValue) throw refuse(`${token.rawName} takes no value`);
+      helpAsked = true;
+      continue;
+    }
     const spec = Object.hasOwn(specs, token.name) ? specs[token.name] : undefined;
     if (!spec) throw refuse(`unknown option ${token.rawName}`);
     if (spec.type === 'boolean') {
@@ -52,6 +57,7 @@ export function parseOptions(command: { usage: string; options: Record<string, O
     else if (values[token.name] !== undefined) throw refuse(`${token.rawName} is given twice`);
     else values[token.name] = token.value;
   }
+  if (helpAsked) throw new HelpAsked(`Usage: ${usageLine(command)}`);
   for (const [name, spec] of Object.entries(command.options)) {
     if (spec.required && (values[name] === undefined || values[name] === '')) throw refuse(`--${name} is required`);
   }

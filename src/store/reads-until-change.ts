@@ -8,10 +8,10 @@
  * ask together share a statement (statements-together.ts).
  *
  * The mark is taken once per turn of the event loop, in its check phase, for every call that asked
- * for it in that turn (markEachTurn below): in the proxy's bench it cost ~27 µs a call in the service
- * (two fcntl locks and SQLite's read transaction, against 3.4 µs in a loop), and ~2.8 calls ask in
- * a turn. Each call's mark is still taken after the call asked, so every commit acknowledged before
- * it is seen, as with a mark of its own.
+ * for it in that turn (markEachTurn below): taken per call, it cost ~27 µs a call in the proxy's bench
+ * (two fcntl locks and SQLite's read transaction, against 3.4 µs in a loop); once a turn, ~7 µs
+ * (bench/RESULTS.md). Each call's mark is still taken after the call asked, so every commit
+ * acknowledged before it is seen, as with a mark of its own.
  *
  * The same object is handed out while it is kept, so callers must not change it, and may key what
  * they work out from it by it (a WeakMap: gone with it). Everything kept is dropped at the first call
@@ -99,9 +99,10 @@ export class ReadsUntilChange<T> {
     }
     const kept = this.#kept.get(key);
     if (kept !== undefined) return kept.value;
-    // `read` runs its statement synchronously, after the mark was taken: what it returns is that state
-    // or a later one (a later one moved the mark, so the next call reads again). Where another
-    // call saw the mark move meanwhile, this value may be older than what is kept now: not kept.
+    // `read` runs its statement synchronously, after the mark was taken (the turn's other calls may
+    // have read in between): what it returns is that state or a later one (a later one moved the
+    // mark, so the next call reads again). Where another call saw the mark move meanwhile, this value
+    // may be older than what is kept now: not kept.
     const value = await read();
     if (this.#mark === mark && (this.bounds.worthKeeping?.(value) ?? true)) this.#keep(key, value);
     return value;

@@ -8,9 +8,10 @@
  * echoed: keys get pasted into URLs.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { mentionsKey } from '../services/keys/key-format.js';
 import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './arrival-limits.js';
 import { own } from './form-fields.js';
 import { Problem, problemBody } from './problem.js';
@@ -39,6 +40,16 @@ export function areaOf(target: string): Area {
 /** A new request id; randomUUID draws from a cached pool of random bytes, cheaper than randomBytes per request. */
 export function newRequestId(): string {
   return `req_${randomUUID().replaceAll('-', '')}`;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** A request's id: a valid incoming `x-request-id` is kept (CONTRACT 2.2), else a new one. */
+export function requestIdFor(headers: IncomingHttpHeaders): string {
+  const given = headers['x-request-id'];
+  // A key pasted into the wrong header would otherwise be echoed back and logged.
+  const usable = typeof given === 'string' && REQUEST_ID.test(given) && !mentionsKey(given);
+  return usable ? given : newRequestId();
 }
 
 /** How an area answers an error that came before routing, as its own error handler would. */

@@ -1,7 +1,8 @@
 /**
  * The CLI's flags are read strictly (CONTRACT 4), as real processes: every command of the command
  * table refuses a flag it does not know (exit 2, one line naming it) before it touches anything, a
- * missing or malformed value likewise, and prints its usage for `--help` (exit 0); `serve --port`/`--host` win over KEYWARD_PORT/KEYWARD_HOST, and
+ * missing or malformed value likewise, and prints its usage for `--help` (exit 0) on an otherwise
+ * well-formed line; `serve --port`/`--host` win over KEYWARD_PORT/KEYWARD_HOST, and
  * a port in use is one line naming the port and what to change.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -100,6 +101,9 @@ describe('the CLI refuses what it does not understand', () => {
       [['account', 'create', '--email', 'ops@acme.test'], '--name is required'],
       [['key', 'list', '--account', 'acct_1', '--json=yes'], '--json takes no value'],
       [['key', 'list', '--account', 'acct_1', '--account', 'acct_2'], '--account is given twice'],
+      // Help is printed only for an otherwise well-formed line.
+      [['key', 'list', '--no-such-flag', '--help'], '--no-such-flag'],
+      [['key', 'list', '--help=yes'], '--help takes no value'],
       [['migrate', '--force'], '--force'],
       [['serve', '--port', 'http'], '--port must be a whole number from 0 to 65535, got "http"'],
       [['serve', '--port', '70000'], '--port must be a whole number'],

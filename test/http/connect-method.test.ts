@@ -1,10 +1,12 @@
 /**
  * A CONNECT request (a client that took Keyward for an HTTP proxy) is answered, not dropped: the
  * route_not_found problem+json of any unknown route, naming the gateway's path, with its request id
- * and its request line in the log; then the connection is closed, and the service answers the next.
+ * (a valid incoming one kept) and its request line in the log; then the connection is closed by the
+ * service, within seconds even where the client holds its side open, and the service answers the next.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONNECT_CLOSE_MS } from '../../src/web/connect-method.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 /** Everything the service wrote back on a raw connection until it closed it. */
@@ -56,8 +58,31 @@ describe('CONNECT', () => {
     expect(line).toMatchObject({ msg: 'request', method: 'CONNECT', route: '(no route)', statusCode: 404 });
   });
 
-  it('leaves the service answering the next connection', async () => {
-    await exchange(port, 'CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n');
+  it('keeps a valid incoming x-request-id, and never one that holds a key', async () => {
+    const kept = await exchange(port, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nX-Request-Id: trace-42.a_b\r\n\r\n');
+    expect(kept).toContain('\r\nx-request-id: trace-42.a_b\r\n');
+    expect(JSON.parse(kept.split('\r\n\r\n')[1]!).requestId).toBe('trace-42.a_b');
+    const key = `service_acct_${'0'.repeat(72)}`;
+    const replaced = await exchange(port, `CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nX-Request-Id: ${key}\r\n\r\n`);
+    expect(replaced).toMatch(/\r\nx-request-id: req_[0-9a-f]{32}\r\n/);
+    expect(replaced).not.toContain(key);
+  });
+
+  it('closes the connection itself within seconds though the client keeps its side open and keeps sending; the next is answered', async () => {
+    const started = performance.now();
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.on('error', () => undefined);
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.write('CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n');
+    const writing = setInterval(() => socket.writable && socket.write('tunnel bytes that nobody reads\r\n'), 100);
+    const closedAfter = await new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - started)));
+    clearInterval(writing);
+    expect(received.startsWith('HTTP/1.1 404 Not Found\r\n')).toBe(true);
+    expect(closedAfter).toBeGreaterThan(CONNECT_CLOSE_MS - 500);
+    // Noticed by a busy test machine within a few seconds of the bound.
+    expect(closedAfter).toBeLessThan(CONNECT_CLOSE_MS + 5_000);
     const answer = await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: keyward.test\r\nConnection: close\r\n\r\n');
     expect(answer.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
   });

@@ -19,12 +19,14 @@ const NOT_FORWARDED = new Set(['authorization', 'proxy-authorization', 'x-servic
 type Headers = IncomingHttpHeaders | Readonly<Record<string, string | string[] | undefined>>;
 
 const NONE_LISTED: ReadonlySet<string> = new Set();
+const CLOSE_LISTED: ReadonlySet<string> = new Set(['close']);
 
 /** The names a `connection` header lists (they are hop-by-hop for that message). */
 function listedInConnection(headers: Headers): ReadonlySet<string> {
   const value = headers.connection;
-  // Most messages carry none, or `keep-alive` or `close` alone: nothing to parse, nothing to allocate.
-  if (value === undefined || value === 'keep-alive' || value === 'close') return NONE_LISTED;
+  // Most messages carry none, or `keep-alive` (hop-by-hop already) or `close` alone: nothing to parse or allocate.
+  if (value === undefined || value === 'keep-alive') return NONE_LISTED;
+  if (value === 'close') return CLOSE_LISTED;
   const listed = Array.isArray(value) ? value.join(',') : value;
   return new Set(
     listed
