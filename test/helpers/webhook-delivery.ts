@@ -7,6 +7,14 @@ import type { ServiceContext } from '../../src/services/context.js';
 import { type DeliveryView, listDeliveries } from '../../src/services/webhooks/webhook-endpoints.js';
 import type { TestClock } from './test-app.js';
 
+/**
+ * An endpoint whose connections are always refused: port 1 of the loopback, where nothing listens,
+ * and which no listener on port 0 is ever given (those come from the ephemeral range). A port found
+ * free a moment before is no such thing: the next `listen(0)`, in this test file or another, may be
+ * handed it, and the "refused" deliveries then reach that server.
+ */
+export const REFUSED_ENDPOINT_URL = 'http://127.0.0.1:1/hook';
+
 /** The endpoint's delivery of one message, with its attempts (listDeliveries, as the CLI and dashboard show it). */
 export async function deliveryOf(ctx: ServiceContext, webhookId: string, messageId: string): Promise<DeliveryView> {
   const { deliveries } = await listDeliveries(ctx, { webhookId });

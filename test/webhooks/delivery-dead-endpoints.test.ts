@@ -13,11 +13,10 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { WebhookDispatcher } from '../../src/services/webhooks/webhook-delivery.js';
 import { addWebhookEndpoint, listDeliveries, removeWebhookEndpoint } from '../../src/services/webhooks/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
-import { freePort } from '../helpers/embedded-postgres.js';
 import { readEndUser } from '../helpers/form-session.js';
 import { connectStatic } from '../helpers/hosted-form.js';
 import { createTenant, keys, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
-import { until } from '../helpers/webhook-delivery.js';
+import { REFUSED_ENDPOINT_URL, until } from '../helpers/webhook-delivery.js';
 import { delivered, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 import { writeEvent } from '../helpers/webhook-history.js';
 
@@ -54,7 +53,7 @@ describe.each(ENGINES)('dead webhook endpoints on %s', (engine) => {
   it("do not hold up the member read, a hosted form, or another server's delivery", async () => {
     await connectStatic(t.app, headers, { externalUserId: 'u_reader', values: { apiKey: API_KEY } });
     const [hang] = await hanging(tenant.serverId, 1);
-    const refused = await addWebhookEndpoint(t.ctx, { serverId: tenant.serverId, url: `http://127.0.0.1:${await freePort()}/hook`, actor: CLI_ACTOR });
+    const refused = await addWebhookEndpoint(t.ctx, { serverId: tenant.serverId, url: REFUSED_ENDPOINT_URL, actor: CLI_ACTOR });
     const other = await createTenant(t.ctx);
     const live = await subscribe(t, other.serverId);
     try {

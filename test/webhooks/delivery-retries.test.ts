@@ -12,9 +12,8 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { WebhookDispatcher } from '../../src/services/webhooks/webhook-delivery.js';
 import { addWebhookEndpoint, removeWebhookEndpoint, resendMessage } from '../../src/services/webhooks/webhook-endpoints.js';
 import { ENGINES } from '../helpers/databases.js';
-import { freePort } from '../helpers/embedded-postgres.js';
 import { startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
-import { deliveryOf, moveClockTo } from '../helpers/webhook-delivery.js';
+import { deliveryOf, moveClockTo, REFUSED_ENDPOINT_URL } from '../helpers/webhook-delivery.js';
 import { delivered, type Subscriber, subscribe } from '../helpers/webhook-events.js';
 import { writeEvent } from '../helpers/webhook-history.js';
 import { type ReceiverAnswer, verifiedEvent } from '../helpers/webhook-receiver.js';
@@ -182,7 +181,7 @@ describe.each(ENGINES)('webhook retries on %s', (engine) => {
   });
 
   it('retries a connection refused', async () => {
-    const { webhookId } = await addWebhookEndpoint(t.ctx, { serverId: tenant.serverId, url: `http://127.0.0.1:${await freePort()}/hook`, actor: CLI_ACTOR });
+    const { webhookId } = await addWebhookEndpoint(t.ctx, { serverId: tenant.serverId, url: REFUSED_ENDPOINT_URL, actor: CLI_ACTOR });
     endpoints.push(webhookId);
     const messageId = await firstAttempt();
     const d = await deliveryOf(t.ctx, webhookId, messageId);
