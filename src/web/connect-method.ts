@@ -5,12 +5,13 @@
  * closed connection. It gets the problem+json every unknown route gets, naming the gateway's path,
  * and its 'request' log line. The connection is then closed: after CONNECT it no longer carries HTTP.
  */
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { requestIdFor } from './pre-routing.js';
 import { Problem, problemBody } from './problem.js';
+import { rawAnswer } from './raw-answer.js';
 
 const NOT_A_PROXY = new Problem(
   'route_not_found',
@@ -37,15 +38,7 @@ export function answerConnectMethod(logger: FastifyBaseLogger, answered?: (statu
     const requestId = requestIdFor(request.headers);
     const body = JSON.stringify(problemBody(NOT_A_PROXY, requestId));
     const { status } = NOT_A_PROXY;
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        `date: ${new Date().toUTCString()}\r\n` +
-        `x-request-id: ${requestId}\r\n` +
-        'content-type: application/problem+json; charset=utf-8\r\n' +
-        `content-length: ${Buffer.byteLength(body)}\r\n` +
-        'connection: close\r\n\r\n' +
-        body,
-    );
+    socket.end(rawAnswer(status, { 'x-request-id': requestId, 'content-type': 'application/problem+json; charset=utf-8' }, body));
     // What the client sends meanwhile is read and dropped (unread bytes would keep the socket from ending).
     socket.resume();
     const closing = setTimeout(() => socket.destroy(), CONNECT_CLOSE_MS).unref();

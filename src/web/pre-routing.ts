@@ -8,7 +8,7 @@
  * echoed: keys get pasted into URLs.
  */
 import { randomUUID } from 'node:crypto';
-import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { mentionsKey } from '../services/keys/key-format.js';
@@ -17,6 +17,7 @@ import { own } from './form-fields.js';
 import { Problem, problemBody } from './problem.js';
 import { faultProblem, type ProblemResponder } from './problem-answers.js';
 import { proxiedPathPrefix } from './proxy-paths.js';
+import { rawAnswer } from './raw-answer.js';
 
 export type Area = 'api' | 'dashboard' | 'pages' | 'other';
 
@@ -166,16 +167,9 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
       const requestId = newRequestId();
       const html = options.areas[area].page(problem);
       const [type, body] = html === null ? ['application/problem+json', JSON.stringify(problemBody(problem, requestId))] : ['text/html; charset=utf-8', html];
-      const headers = {
-        ...(html === null ? {} : options.pageHeaders),
-        'content-type': type,
-        'content-length': String(Buffer.byteLength(body)),
-        'x-request-id': requestId,
-        connection: 'close',
-      };
-      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
-      socket.write(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head.join('\r\n')}\r\n\r\n${body}`);
-      options.logger.info({ requestId, route: '(unparseable request)', statusCode: problem.status, reason: error.code }, 'request');
+      const headers = { ...(html === null ? {} : options.pageHeaders), 'content-type': type, 'x-request-id': requestId };
+      socket.write(rawAnswer(problem.status, headers, body));
+      options.logger.info({ reqId: requestId, route: '(unparseable request)', statusCode: problem.status, reason: error.code }, 'request');
     }
     socket.destroy();
   }

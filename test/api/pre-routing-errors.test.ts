@@ -97,6 +97,10 @@ describe.each(ENGINES)('errors raised before routing on %s', (engine) => {
       const body = JSON.parse(response.body) as { code: string; status: number; requestId: string; errors: { path: string }[] };
       expect(body.requestId).toBe(response.headers['x-request-id']);
       expect(body.status).toBe(400);
+      // As every other answer: dated (RFC 9110, 6.6.1), and its log line found by the same key as any request's.
+      expect(Date.parse(String(response.headers.date))).toBeGreaterThan(Date.now() - 60_000);
+      const line = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.reqId === body.requestId);
+      expect(line).toMatchObject({ msg: 'request', statusCode: 400 });
       return body;
     };
 
