@@ -384,6 +384,8 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       apiBaseUrl: 'https://api.anthropic.com',
       auth: 'header:x-api-key:{apiKey}',
       verify: 'GET /v1/models',
+      // Every request must name the API version (https://docs.anthropic.com/en/api/versioning).
+      verifyHeaders: { 'anthropic-version': '2023-06-01' },
       source: 'https://docs.anthropic.com/en/api/overview',
     },
   },
@@ -502,6 +504,8 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       apiBaseUrl: 'https://api.postmarkapp.com',
       auth: 'header:X-Postmark-Server-Token:{serverToken}',
       verify: 'GET /server',
+      // Postmark answers 415 to a request that does not accept JSON (https://postmarkapp.com/developer/api/overview).
+      verifyHeaders: { accept: 'application/json' },
       source: 'https://postmarkapp.com/developer/api/server-api',
     },
   },

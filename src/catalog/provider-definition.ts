@@ -18,6 +18,13 @@ export interface StaticProviderApi extends ProviderApi {
   auth: string;
   /** `METHOD /path` ({fieldName} placeholders allowed): 2xx means the values work, 401/403 that they do not. */
   verify?: string;
+  /**
+   * Fixed headers the provider requires on its `verify` request beyond `auth` (Anthropic's
+   * `anthropic-version`, Postmark's `Accept: application/json`): without them the check is answered
+   * 400 or 415 and would say nothing about the values. Only the catalog sets them, from the same
+   * documentation as the rest; a proxied call's headers are the caller's.
+   */
+  verifyHeaders?: Readonly<Record<string, string>>;
 }
 
 export type TokenEndpointAuth = 'client_secret_basic' | 'client_secret_post';

@@ -20,6 +20,9 @@ import { nonPublicAddress, outboundUrlRefusal } from './address-policy.js';
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 
+/** The User-Agent of the requests Keyward makes of its own accord (a check, a revocation): some APIs refuse a request without one (GitHub's). */
+export const KEYWARD_USER_AGENT = 'Keyward';
+
 /** Resolves a name to all its addresses; `dns.lookup` in production, a table in tests. */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 

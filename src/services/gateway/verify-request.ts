@@ -6,6 +6,7 @@
  * CHECK_TIMEOUT_MS. Whoever calls it holds no database transaction: a provider may take that long.
  */
 import type { StaticProvider, StaticProviderApi } from '../../catalog/provider-definition.js';
+import { KEYWARD_USER_AGENT } from '../../outbound/outbound-http.js';
 import { iso } from '../../primitives/clock.js';
 import type { CheckOutcome } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
@@ -88,5 +89,6 @@ function buildRequest(
   if ('refused' in injected) return injected;
   const target = proxyTarget(api, path.rawPath, withQuery('', injected.query), undefined, ctx.outbound.allowPrivateUrls);
   if ('refused' in target) return target;
-  return { url: target.url.href, method: verify.method, headers: { accept: '*/*', ...injected.headers } };
+  const headers = { accept: '*/*', 'user-agent': KEYWARD_USER_AGENT, ...api.verifyHeaders, ...injected.headers };
+  return { url: target.url.href, method: verify.method, headers };
 }

@@ -6,7 +6,7 @@
  * lookup, no redirect followed, the size cap and the timeout.
  */
 import type { ApiRevocation } from '../../catalog/provider-definition.js';
-import { OutboundError } from '../../outbound/outbound-http.js';
+import { KEYWARD_USER_AGENT, OutboundError } from '../../outbound/outbound-http.js';
 import { proxyTarget } from '../gateway/proxy-target.js';
 import { type OAuthClientSettings, ProviderCallError } from './oauth-client.js';
 
@@ -27,8 +27,7 @@ export async function revokeThroughApi(settings: OAuthClientSettings, revocation
         // RFC 7617 Basic with the OAuth client (GitHub: "use the application's client_id and client_secret as the username and password").
         authorization: `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret}`, 'utf8').toString('base64')}`,
         'content-type': 'application/json',
-        // GitHub refuses a REST request without a User-Agent.
-        'user-agent': 'Keyward',
+        'user-agent': KEYWARD_USER_AGENT,
       },
       body: JSON.stringify({ [revocation.tokenField]: accessToken }),
     });
