@@ -10,8 +10,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { requestIdFor } from './pre-routing.js';
-import { Problem, problemBody } from './problem.js';
-import { rawAnswer } from './raw-answer.js';
+import { Problem } from './problem.js';
+import { rawProblem } from './raw-answer.js';
 
 const NOT_A_PROXY = new Problem(
   'route_not_found',
@@ -36,14 +36,12 @@ export function answerConnectMethod(logger: FastifyBaseLogger, answered?: (statu
       return;
     }
     const requestId = requestIdFor(request.headers);
-    const body = JSON.stringify(problemBody(NOT_A_PROXY, requestId));
-    const { status } = NOT_A_PROXY;
-    socket.end(rawAnswer(status, { 'x-request-id': requestId, 'content-type': 'application/problem+json; charset=utf-8' }, body));
+    socket.end(rawProblem(NOT_A_PROXY, requestId));
     // What the client sends meanwhile is read and dropped (unread bytes would keep the socket from ending).
     socket.resume();
     const closing = setTimeout(() => socket.destroy(), CONNECT_CLOSE_MS).unref();
     socket.once('close', () => clearTimeout(closing));
-    logger.info({ reqId: requestId, method: 'CONNECT', route: '(no route)', statusCode: status, ms: 0 }, 'request');
-    answered?.(status);
+    logger.info({ reqId: requestId, method: 'CONNECT', route: '(no route)', statusCode: NOT_A_PROXY.status, ms: 0 }, 'request');
+    answered?.(NOT_A_PROXY.status);
   };
 }

@@ -14,10 +14,10 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { mentionsKey } from '../services/keys/key-format.js';
 import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './arrival-limits.js';
 import { own } from './form-fields.js';
-import { Problem, problemBody } from './problem.js';
+import { Problem } from './problem.js';
 import { faultProblem, type ProblemResponder } from './problem-answers.js';
 import { proxiedPathPrefix } from './proxy-paths.js';
-import { rawAnswer } from './raw-answer.js';
+import { rawAnswer, rawProblem } from './raw-answer.js';
 
 export type Area = 'api' | 'dashboard' | 'pages' | 'other';
 
@@ -166,9 +166,8 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
       const problem = unreadable(error.code);
       const requestId = newRequestId();
       const html = options.areas[area].page(problem);
-      const [type, body] = html === null ? ['application/problem+json', JSON.stringify(problemBody(problem, requestId))] : ['text/html; charset=utf-8', html];
-      const headers = { ...(html === null ? {} : options.pageHeaders), 'content-type': type, 'x-request-id': requestId };
-      socket.write(rawAnswer(problem.status, headers, body));
+      const headers = { ...options.pageHeaders, 'content-type': 'text/html; charset=utf-8', 'x-request-id': requestId };
+      socket.write(html === null ? rawProblem(problem, requestId) : rawAnswer(problem.status, headers, html));
       options.logger.info({ reqId: requestId, route: '(unparseable request)', statusCode: problem.status, reason: error.code }, 'request');
     }
     socket.destroy();

@@ -118,6 +118,7 @@ describe.each(ENGINES)('errors raised before routing on %s', (engine) => {
       expect(response.headers['content-type']).toMatch(/^text\/html/);
       expect(response.headers['x-request-id']).toMatch(GENERATED_REQUEST_ID);
       expect(response.headers['content-security-policy']).toMatch(/default-src 'none'/);
+      expect(Date.parse(String(response.headers.date))).toBeGreaterThan(Date.now() - 60_000);
       expect(response.body).toContain('Request not accepted');
       expectNoEcho(response);
     });
