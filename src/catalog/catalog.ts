@@ -504,7 +504,8 @@ export const STATIC_PROVIDERS: readonly StaticProvider[] = [
       apiBaseUrl: 'https://api.postmarkapp.com',
       auth: 'header:X-Postmark-Server-Token:{serverToken}',
       verify: 'GET /server',
-      // Postmark answers 415 to a request that does not accept JSON (https://postmarkapp.com/developer/api/overview).
+      // Postmark answers 415 to a request that does not accept JSON
+      // (https://postmarkapp.com/updates/changes-to-email-api-validation-action-may-be-required).
       verifyHeaders: { accept: 'application/json' },
       source: 'https://postmarkapp.com/developer/api/server-api',
     },

@@ -20,7 +20,7 @@ import { nonPublicAddress, outboundUrlRefusal } from './address-policy.js';
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 
-/** The User-Agent of the requests Keyward makes of its own accord (a check, a revocation): some APIs refuse a request without one (GitHub's). */
+/** The User-Agent of Keyward's own calls to a provider's API (a check, a revocation through it): GitHub's asks that it name the application. */
 export const KEYWARD_USER_AGENT = 'Keyward';
 
 /** Resolves a name to all its addresses; `dns.lookup` in production, a table in tests. */

@@ -14,6 +14,16 @@ describe('the catalog for the gateway', () => {
     const fields = provider.kind === 'static' ? provider.fields.map((f) => f.name) : null;
     expect(providerApiRefusal(provider.api!, fields, false)).toBeNull();
     expect(provider.api!.source).toMatch(/^https:\/\//);
+    // A check's fixed headers: only beside a verify, plain lowercase names (so that they replace the
+    // defaults they mean to), never one that says where the request goes or who sends it.
+    const verifyHeaders = provider.kind === 'static' ? (provider.api?.verifyHeaders ?? {}) : {};
+    for (const [name, value] of Object.entries(verifyHeaders)) {
+      expect(provider.kind === 'static' && provider.api?.verify).toBeTruthy();
+      expect(name).toMatch(/^[a-z][a-z0-9-]*$/);
+      expect(['authorization', 'host', 'cookie', 'content-length', 'connection', 'transfer-encoding']).not.toContain(name);
+      if (provider.kind === 'static') expect(provider.api!.auth.toLowerCase()).not.toContain(`header:${name}:`);
+      expect(value).toMatch(/^[\x20-\x7e]+$/);
+    }
   });
 
   it('says what the contract says for its named providers', () => {

@@ -1,7 +1,8 @@
 /**
  * Checking a static credential's values at its provider (CONTRACT 8.3): the provider's `verify`
  * request, filled with the values and sent as a proxied call would be (its path appended to
- * `apiBaseUrl` under the same rules, the values sent as `auth` says), through ctx.outbound (the
+ * `apiBaseUrl` under the same rules, the values sent as `auth` says), with the fixed headers the
+ * catalog says the provider requires (`verifyHeaders`) and Keyward's User-Agent, through ctx.outbound (the
  * address policy checked per call, the pinned lookup, no redirect followed, the body cap), within
  * CHECK_TIMEOUT_MS. Whoever calls it holds no database transaction: a provider may take that long.
  */
