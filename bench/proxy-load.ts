@@ -6,7 +6,9 @@
  */
 import type { EventEmitter } from 'node:events';
 import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
 import { CLI_ACTOR, type ServiceContext } from '../src/services/context.js';
 import { createAccountKey } from '../src/services/keys/account-keys.js';
 import { addCustomStaticProvider } from '../src/services/providers/custom-providers.js';
@@ -28,10 +30,37 @@ export interface Measured {
 const percentile = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /**
- * Loads `url`, failing on any non-2xx answer; every 2xx answer's time kept (in ms, as autocannon
- * measures it). With `pathOf`, each request's path is the next it answers (the URL's origin kept).
+ * How a contender is loaded: for `seconds`, on `connections`, each sending its next request as soon as
+ * the last is answered (a closed loop: the proxy runs flat out, and a latency is mostly the queue its
+ * CPU per request makes); or, with `rate`, an open loop: request i is due at i/rate seconds whatever
+ * came back, on at most `connections` at once (a call that has to wait for a free one shows its wait).
  */
-async function timedLoad(url: string, headers: Record<string, string>, seconds: number, connections: number, pathOf?: () => string) {
+export interface LoadShape {
+  seconds: number;
+  connections: number;
+  rate?: number;
+}
+
+interface Load {
+  requests: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+/** p50 and p99 of latencies in ms. */
+function latencies(times: number[]): Pick<Load, 'p50' | 'p99'> {
+  const sorted = Float64Array.from(times).sort();
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+/**
+ * The closed loop, by autocannon, failing on any non-2xx answer; every 2xx answer's time kept (in ms,
+ * as autocannon measures it). With `pathOf`, each request's path is the next it answers (the URL's
+ * origin kept). (autocannon's own `overallRate` is no open loop: each connection sends flat out until
+ * its share of the second is used, then waits for the next second.)
+ */
+async function closedLoad(url: string, headers: Record<string, string>, { seconds, connections }: LoadShape, pathOf?: () => string): Promise<Load> {
   const times: number[] = [];
   const requests = pathOf ? [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: pathOf() }) }] : undefined;
   // Without a callback autocannon returns its instance, an EventEmitter that is also a promise of the result.
@@ -41,8 +70,48 @@ async function timedLoad(url: string, headers: Record<string, string>, seconds: 
   });
   const result = await tracker;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  const sorted = Float64Array.from(times).sort();
-  return { result, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return { requests: result.requests.total, perSecond: result.requests.average, ...latencies(times) };
+}
+
+/** The open loop (see LoadShape), on an undici pool of `connections`; any non-2xx answer or error fails it. */
+async function pacedLoad(
+  url: string,
+  headers: Record<string, string>,
+  { seconds, connections, rate }: LoadShape & { rate: number },
+  pathOf?: () => string,
+): Promise<Load> {
+  const { origin, pathname, search } = new URL(url);
+  const pool = new Pool(origin, { connections, pipelining: 1 });
+  const times: number[] = [];
+  const calls: Promise<void>[] = [];
+  let failure: unknown;
+  const fail = (error: unknown) => {
+    failure ??= error;
+  };
+  const total = Math.round(seconds * rate);
+  const started = performance.now();
+  // Timed from when it is issued, not from when it was due: the timer's own lateness (up to a
+  // millisecond) is the load's, not the contender's. A wait for a free connection is counted.
+  const call = async () => {
+    const issued = performance.now();
+    const { statusCode, body } = await pool.request({ method: 'GET', path: pathOf?.() ?? `${pathname}${search}`, headers });
+    await body.dump();
+    if (statusCode >= 300) throw new Error(`${url}: answered ${statusCode}`);
+    times.push(performance.now() - issued);
+  };
+  try {
+    for (let sent = 0; sent < total; ) {
+      // Every request now due goes out; then the loop sleeps until the next is.
+      const now = performance.now();
+      for (; sent < total && started + (sent * 1000) / rate <= now; sent++) calls.push(call().catch(fail));
+      if (sent < total) await sleep(Math.max(0, started + (sent * 1000) / rate - performance.now()));
+    }
+    await Promise.all(calls);
+    if (failure) throw failure;
+  } finally {
+    await pool.close();
+  }
+  return { requests: total, perSecond: total / ((performance.now() - started) / 1000), ...latencies(times) };
 }
 
 /** A way of calling the upstream in the rounds: what it is called, where it answers, and every load of it. */
@@ -63,17 +132,18 @@ export function contender(name: string, proxy: Started | null, url: string, head
   return { name, proxy, url, headers, pathOf, loads: [], answered: 0, windows: { spans: [], requests: 0 } };
 }
 
-export async function measureOnce(c: Contender, upstream: Started, seconds: number, connections: number, record = true): Promise<Measured> {
+export async function measureOnce(c: Contender, upstream: Started, shape: LoadShape, record = true): Promise<Measured> {
   const pid = c.proxy?.child.pid;
   const from = monotonicMicros();
   const [proxyBefore, upstreamBefore] = [pid ? cpuSeconds(pid) : 0, cpuSeconds(upstream.child.pid!)];
-  const { result, p50, p99 } = await timedLoad(c.url, c.headers, seconds, connections, c.pathOf);
-  const requests = result.requests.total;
+  const { rate } = shape;
+  const load = rate ? await pacedLoad(c.url, c.headers, { ...shape, rate }, c.pathOf) : await closedLoad(c.url, c.headers, shape, c.pathOf);
+  const { requests } = load;
   const measured: Measured = {
     requests,
-    perSecond: result.requests.average,
-    p50,
-    p99,
+    perSecond: load.perSecond,
+    p50: load.p50,
+    p99: load.p99,
     proxyCpu: pid ? ((cpuSeconds(pid) - proxyBefore) * 1e6) / requests : null,
     upstreamCpu: ((cpuSeconds(upstream.child.pid!) - upstreamBefore) * 1e6) / requests,
   };
@@ -137,10 +207,10 @@ export async function interleavedRounds(
   floor: Contender,
   { seconds, rounds, connections }: { seconds: number; rounds: number; connections: number },
 ): Promise<void> {
-  for (const c of all) await measureOnce(c, upstream, 3, connections, false);
+  for (const c of all) await measureOnce(c, upstream, { seconds: 3, connections }, false);
   for (let round = 1; round <= rounds; round += 1) {
     const order = round % 2 === 1 ? all : [...all].reverse();
-    for (const c of order) await measureOnce(c, upstream, seconds, connections);
+    for (const c of order) await measureOnce(c, upstream, { seconds, connections });
     const [k, f] = [ours.loads.at(-1)!, floor.loads.at(-1)!];
     console.log(`round ${round}/${rounds} (${what}, ${order === all ? 'in order' : 'reversed'}, load average ${loadavg()[0]!.toFixed(2)}):`);
     for (const c of all) console.log(`  ${row(c.name, c.loads.at(-1)!)}`);
