@@ -23,6 +23,7 @@ import { newId } from '../../primitives/ids.js';
 import type { DeliveryTargetRow } from '../../store/webhook-delivery-repository.js';
 import type { ServiceContext } from '../context.js';
 import { ClaimedAhead } from './claimed-ahead.js';
+import { DeliverySlots } from './delivery-slots.js';
 import { DueEndpointList } from './due-endpoints.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { TurnGate } from './turn-gate.js';
@@ -93,14 +94,8 @@ export class WebhookDispatcher {
   readonly #events: DispatcherEvents;
   /** This node's name on the leases it takes. */
   readonly #holder = randomUUID();
-  /** Attempts in flight by endpoint, and by the account the endpoint's server belongs to. */
-  readonly #inFlight = new Map<string, number>();
-  readonly #inFlightByAccount = new Map<string, number>();
-  /**
-   * Endpoints whose last attempt from this node timed out: they get one slot, not perEndpoint, until
-   * they answer again, so that many hanging endpoints cannot fill the node's slots between them.
-   */
-  readonly #unresponsive = new Set<string>();
+  /** What this node has in flight, and the room left per endpoint and per account (delivery-slots.ts). */
+  readonly #slots: DeliverySlots;
   /**
    * Endpoints whose last call from this node was delivered within quickAnswerMs: they are claimed ahead
    * for. An endpoint with nothing in flight or held leaves it at the next poll, so it holds only the
@@ -111,7 +106,6 @@ export class WebhookDispatcher {
   /** The attempts under way, and the held leases being given back: what stop() and drain() wait for. */
   readonly #running = new Set<Promise<void>>();
   readonly #abort = new AbortController();
-  #total = 0;
   /** Attempts this dispatcher has started, ever (drain() answers the difference). */
   #started = 0;
   #round: Promise<number> | null = null;
@@ -134,6 +128,7 @@ export class WebhookDispatcher {
     this.#outbound = outbound;
     this.#limits = { ...DEFAULT_DISPATCHER_LIMITS, ...limits };
     this.#events = events;
+    this.#slots = new DeliverySlots(this.#limits);
     // Claiming may have stopped on the unwritten bound: it goes on at the next turn, not the next poll.
     this.#outcomes = new OutcomeWriter(ctx, this.#holder, WRITES_PER_TURN, () => {
       if (!this.#stopped) this.#wakeSoon();
@@ -149,7 +144,7 @@ export class WebhookDispatcher {
       if (this.#stopped) return;
       this.#due.forget();
       for (const endpointId of this.#answersQuickly) {
-        if (!this.#inFlight.has(endpointId) && this.#held.count(endpointId) === 0) this.#answersQuickly.delete(endpointId);
+        if (!this.#slots.hasInFlight(endpointId) && this.#held.count(endpointId) === 0) this.#answersQuickly.delete(endpointId);
       }
       this.#wake();
       this.#timer = setTimeout(tick, this.#limits.pollMs);
@@ -225,7 +220,7 @@ export class WebhookDispatcher {
 
   async #claimAndSend(): Promise<number> {
     if (this.#stopped) return 0;
-    let free = Math.min(this.#limits.maxInFlight - this.#total, this.#limits.maxInFlight - this.#outcomes.unwritten);
+    let free = Math.min(this.#limits.maxInFlight - this.#slots.inFlight, this.#limits.maxInFlight - this.#outcomes.unwritten);
     const nowDate = this.#ctx.clock.now();
     const now = iso(nowDate);
     // What is held starts first: it is claimed already, and waits on nothing but a slot. What was held
@@ -233,10 +228,7 @@ export class WebhookDispatcher {
     let started = this.#startHeld(Math.max(free, 0), nowDate);
     free -= started;
     if (free <= 0) return started;
-    const busy = {
-      endpoints: [...this.#inFlight.keys()].filter((id) => this.#endpointRoom(id) <= 0),
-      accounts: [...this.#inFlightByAccount.keys()].filter((id) => this.#accountRoom(id) <= 0),
-    };
+    const busy = this.#slots.busy();
     let endpoints = this.#due.reusable(busy);
     const reused = endpoints !== null;
     if (!endpoints) {
@@ -248,7 +240,7 @@ export class WebhookDispatcher {
     for (const { id: endpointId, accountId } of endpoints) {
       // Stopped meanwhile: what is claimed now would only wait for its lease to run out.
       if (this.#stopped) break;
-      const room = Math.min(this.#room(endpointId, accountId), free);
+      const room = Math.min(this.#slots.room(endpointId, accountId), free);
       if (room <= 0) continue;
       // What the endpoint held was started first (it has room), so it holds nothing now.
       const ahead = this.#answersQuickly.has(endpointId)
@@ -296,7 +288,7 @@ export class WebhookDispatcher {
   #startHeld(free: number, nowDate: Date): number {
     let started = 0;
     for (const { endpointId, accountId } of this.#held.endpoints()) {
-      const { ready, expired } = this.#held.take(endpointId, Math.min(this.#room(endpointId, accountId), free - started), nowDate.getTime());
+      const { ready, expired } = this.#held.take(endpointId, Math.min(this.#slots.room(endpointId, accountId), free - started), nowDate.getTime());
       this.#giveBack(expired);
       let fresh: Promise<Target | null> | undefined;
       for (const { message, target, claimedAt } of ready) {
@@ -309,19 +301,6 @@ export class WebhookDispatcher {
       started += ready.length;
     }
     return started;
-  }
-
-  /** How many more attempts the endpoint and its account may have open on this node now. */
-  #room(endpointId: string, accountId: string): number {
-    return Math.min(this.#endpointRoom(endpointId), this.#accountRoom(accountId));
-  }
-
-  #endpointRoom(endpointId: string): number {
-    return this.#slots(endpointId) - (this.#inFlight.get(endpointId) ?? 0);
-  }
-
-  #accountRoom(accountId: string): number {
-    return this.#limits.perAccount - (this.#inFlightByAccount.get(accountId) ?? 0);
   }
 
   /**
@@ -348,11 +327,6 @@ export class WebhookDispatcher {
     this.#giveBack(this.#held.drop(endpointId));
   }
 
-  /** How many attempts this node may have open at once to the endpoint. */
-  #slots(endpointId: string): number {
-    return this.#unresponsive.has(endpointId) ? 1 : this.#limits.perEndpoint;
-  }
-
   /**
    * The endpoint's URL and its live secrets, opened and decoded to HMAC keys once for the batch; null
    * where it was removed meanwhile (its messages went with it). Secrets that cannot be read or opened
@@ -374,10 +348,8 @@ export class WebhookDispatcher {
   }
 
   #start(message: Claimed, accountId: string, target: Promise<Target | null>): void {
-    this.#total += 1;
+    this.#slots.take(message.endpoint_id, accountId);
     this.#started += 1;
-    count(this.#inFlight, message.endpoint_id, 1);
-    count(this.#inFlightByAccount, accountId, 1);
     let freed = false;
     // The slot is the endpoint's and the account's share of calls under way: it frees as soon as the
     // call has ended, while the outcome is still being written (the lease keeps the message from
@@ -385,9 +357,7 @@ export class WebhookDispatcher {
     const free = () => {
       if (freed) return;
       freed = true;
-      this.#total -= 1;
-      count(this.#inFlight, message.endpoint_id, -1);
-      count(this.#inFlightByAccount, accountId, -1);
+      this.#slots.free(message.endpoint_id, accountId);
       // A freed slot is taken at the next turn where more is due, not at the next poll.
       if (!this.#stopped) this.#wakeSoon();
     };
@@ -406,7 +376,7 @@ export class WebhookDispatcher {
     const endpoint = await target;
     if (!endpoint) {
       // Removed meanwhile: its messages, held ones included, went with it.
-      this.#unresponsive.delete(message.endpoint_id);
+      this.#slots.clearUnresponsive(message.endpoint_id);
       this.#answersQuickly.delete(message.endpoint_id);
       this.#held.drop(message.endpoint_id);
       return;
@@ -445,8 +415,8 @@ export class WebhookDispatcher {
         result = ours();
       }
     }
-    if (result.failure === 'timeout') this.#unresponsive.add(message.endpoint_id);
-    else this.#unresponsive.delete(message.endpoint_id);
+    if (result.failure === 'timeout') this.#slots.markUnresponsive(message.endpoint_id);
+    else this.#slots.clearUnresponsive(message.endpoint_id);
     const durationMs = Math.round(performance.now() - began);
     if (result.delivered && durationMs <= this.#limits.quickAnswerMs) this.#answersQuickly.add(message.endpoint_id);
     else this.#slowOrFailing(message.endpoint_id);
@@ -473,13 +443,6 @@ export class WebhookDispatcher {
     // Counted once written: an attempt whose lease ran out is another node's to count.
     if (written) this.#ctx.observer?.webhookDelivery(settlement.status === 'delivered' ? 'delivered' : settlement.status === 'failed' ? 'failed' : 'retrying');
   }
-}
-
-/** Adds `by` to the count under `key`, dropping the entry at zero (the maps hold only what is in flight). */
-function count(counts: Map<string, number>, key: string, by: number): void {
-  const next = (counts.get(key) ?? 0) + by;
-  if (next > 0) counts.set(key, next);
-  else counts.delete(key);
 }
 
 /**
