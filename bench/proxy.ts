@@ -55,7 +55,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-/** The paced load's rate: under half of what Keyward answers flat out here (~2,000–2,500 a second). */
+/** The open loop's rate: under half of what Keyward answers flat out here (2,000–3,700 a second). */
 const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 1000);
 const LOG_LEVEL = process.env.KEYWARD_LOG_LEVEL ?? 'info';
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[];
