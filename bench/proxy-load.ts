@@ -17,12 +17,16 @@ import { createAccount } from '../src/services/users/accounts.js';
 import { cpuSeconds, type Started } from './processes.js';
 import { monotonicMicros, type Windows } from './profile-top.js';
 
-/** One load: the client's result, exact latencies, and CPU per request of the proxy (null: called directly) and of the upstream. */
-export interface Measured {
+/** What the client saw of one load: requests answered, their rate, and exact latencies (ms). */
+interface Load {
   requests: number;
   perSecond: number;
   p50: number;
   p99: number;
+}
+
+/** One load as the client saw it, and CPU per request of the proxy (null: called directly) and of the upstream. */
+export interface Measured extends Load {
   proxyCpu: number | null;
   upstreamCpu: number;
 }
@@ -39,13 +43,6 @@ export interface LoadShape {
   seconds: number;
   connections: number;
   rate?: number;
-}
-
-interface Load {
-  requests: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
 }
 
 /** p50 and p99 of latencies in ms. */
@@ -140,10 +137,7 @@ export async function measureOnce(c: Contender, upstream: Started, shape: LoadSh
   const load = rate ? await pacedLoad(c.url, c.headers, { ...shape, rate }, c.pathOf) : await closedLoad(c.url, c.headers, shape, c.pathOf);
   const { requests } = load;
   const measured: Measured = {
-    requests,
-    perSecond: load.perSecond,
-    p50: load.p50,
-    p99: load.p99,
+    ...load,
     proxyCpu: pid ? ((cpuSeconds(pid) - proxyBefore) * 1e6) / requests : null,
     upstreamCpu: ((cpuSeconds(upstream.child.pid!) - upstreamBefore) * 1e6) / requests,
   };

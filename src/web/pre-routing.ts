@@ -166,8 +166,11 @@ export function preRoutingHandlers(options: PreRoutingOptions) {
       const problem = unreadable(error.code);
       const requestId = newRequestId();
       const html = options.areas[area].page(problem);
-      const headers = { ...options.pageHeaders, 'content-type': 'text/html; charset=utf-8', 'x-request-id': requestId };
-      socket.write(html === null ? rawProblem(problem, requestId) : rawAnswer(problem.status, headers, html));
+      const answer =
+        html === null
+          ? rawProblem(problem, requestId)
+          : rawAnswer(problem.status, { ...options.pageHeaders, 'content-type': 'text/html; charset=utf-8', 'x-request-id': requestId }, html);
+      socket.write(answer);
       options.logger.info({ reqId: requestId, route: '(unparseable request)', statusCode: problem.status, reason: error.code }, 'request');
     }
     socket.destroy();
