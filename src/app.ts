@@ -49,6 +49,13 @@ export interface RouteEntry {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route writes the request's one log line itself, with what only it knows (the gateway's
+     * proxied call, CONTRACT 8.1), in place of the line written in onResponse below.
+     */
+    ownsRequestLine?: true;
+  }
   interface FastifyInstance {
     /**
      * Every route the app registered, in order. The auth matrix reads its /v1 routes from here, so a
@@ -116,7 +123,9 @@ export async function buildApp(options: AppOptions) {
     const { method } = request;
     const { statusCode, elapsedTime } = reply;
     // Through the root logger, with request.log's binding first: the same line, and no child made for it (logger.ts).
-    options.logger.info({ reqId: request.id, method, route: request.routeOptions.url ?? '(no route)', statusCode, ms: Math.round(elapsedTime) }, 'request');
+    if (request.routeOptions.config.ownsRequestLine !== true) {
+      options.logger.info({ reqId: request.id, method, route: request.routeOptions.url ?? '(no route)', statusCode, ms: Math.round(elapsedTime) }, 'request');
+    }
     metrics?.request(metricsRoute(request), method, statusCode, elapsedTime / 1000);
   });
   // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its

@@ -74,21 +74,17 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       const status = reply.raw.headersSent ? reply.statusCode : null;
       const seconds = (performance.now() - started) / 1000;
       ctx.observer?.proxyCall(observedProvider(ctx.catalog, provider), statusClass(reply.statusCode, finished), seconds);
+      // The request's one line (the route owns it, app.ts): the request line's fields, then the call's.
       // Never the path, its query, a header value or a body: they carry the end user's data. Through
       // the root logger with request.log's binding first, as app.ts's request line: no child made for it.
       app.log.info(
         {
           reqId: request.id,
-          proxy: {
-            provider,
-            upstream,
-            method: request.method,
-            status,
-            ...(finished ? {} : { aborted: true }),
-            ms: Math.round(seconds * 1000),
-            bytesIn: body?.bytes ?? 0,
-            bytesOut: received.bytes,
-          },
+          method: request.method,
+          route: request.routeOptions.url,
+          statusCode: status,
+          ms: Math.round(seconds * 1000),
+          proxy: { provider, upstream, ...(finished ? {} : { aborted: true }), bytesIn: body?.bytes ?? 0, bytesOut: received.bytes },
         },
         'proxied call',
       );
@@ -166,7 +162,8 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       response: problemResponses(...GUARD_STATUSES, 409, 413, 422, 502, 504),
     };
     // Documented once, with its path named (app.ts's OpenAPI transform); the route without a path is the same call on the base URL.
-    scope.route({ method: [...METHODS], url, exposeHeadRoute: false, schema: { ...schema, hide: true }, handler });
-    scope.route({ method: [...METHODS], url: `${url}/*`, exposeHeadRoute: false, schema, handler });
+    const config = { ownsRequestLine: true } as const;
+    scope.route({ method: [...METHODS], url, exposeHeadRoute: false, config, schema: { ...schema, hide: true }, handler });
+    scope.route({ method: [...METHODS], url: `${url}/*`, exposeHeadRoute: false, config, schema, handler });
   });
 }

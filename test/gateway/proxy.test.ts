@@ -482,7 +482,7 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expect(busy.headers['retry-after']).toBe('1');
     // Logged as a call, as every other.
     const busyLine = JSON.parse(t.logs.find((line) => line.includes('"proxied call"'))!);
-    expect([busyLine.reqId, busyLine.proxy.status]).toEqual([busy.headers['x-request-id'], 503]);
+    expect([busyLine.reqId, busyLine.statusCode]).toEqual([busy.headers['x-request-id'], 503]);
     for (const release of held) release();
     expect((await Promise.all(first)).map((r) => r.statusCode)).toEqual([200, 200]);
     api.reset();
@@ -508,7 +508,7 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     await until(() => t.logs.some((line) => line.includes('"proxied call"')));
     answerLater();
     const line = JSON.parse(t.logs.find((l) => l.includes('"proxied call"'))!);
-    expect(line.proxy).toMatchObject({ provider: 'ledger', aborted: true, status: null });
+    expect(line).toMatchObject({ statusCode: null, proxy: { provider: 'ledger', aborted: true } });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(t.logs.filter((l) => JSON.parse(l).level >= 50)).toEqual([]);
     api.reset();
@@ -527,17 +527,19 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     }
   });
 
-  it('writes one log line a call without its query, headers or body, and counts it in the metrics', async () => {
+  it('writes one log line a call, its request line, without its query, headers or body, and counts it in the metrics', async () => {
     t.logs.length = 0;
     expectProblem(await proxy('GET', 'no-api/x'), 422, 'proxy_not_supported');
     await proxy('POST', 'ledger/x?secret_query=Q123', { headers: { 'content-type': 'text/plain' }, payload: 'body-text-456' });
     const lines = t.logs.filter((line) => line.includes('"proxied call"'));
     expect(lines).toHaveLength(2);
     const line = JSON.parse(lines[1]!);
-    expect(line.proxy).toMatchObject({ provider: 'ledger', upstream: host, method: 'POST', status: 200, bytesIn: 13 });
-    // The request's id, as on its request line.
+    expect(line).toMatchObject({ method: 'POST', route: '/v1/end-users/:externalUserId/proxy/:provider/*', statusCode: 200 });
+    expect(line.proxy).toMatchObject({ provider: 'ledger', upstream: host, bytesIn: 13 });
+    expect(line.ms).toBeTypeOf('number');
+    // The request's one line: no other line names its id.
     expect(line.reqId).toMatch(/^req_/);
-    expect(t.logs.filter((other) => other.includes('"request"') && JSON.parse(other).reqId === line.reqId)).toHaveLength(1);
+    expect(t.logs.filter((other) => JSON.parse(other).reqId === line.reqId)).toHaveLength(1);
     for (const secret of ['Q123', 'body-text-456', API_KEY, tenant.accountKey, tenant.serverKey]) expect(t.logs.join('\n')).not.toContain(secret);
     const text = await t.metrics!.text();
     expect(text).toMatch(/keyward_proxy_requests_total\{provider="custom",status_class="2xx"\} [1-9]/);
