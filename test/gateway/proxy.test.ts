@@ -230,7 +230,7 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expect((await proxy('GET', 'ledger/x', { headers: { 'keyward-base-url': own } })).statusCode).toBe(200);
   });
 
-  it('passes on an answer without a content type, and a 304, with the headers the provider gave and no others', async () => {
+  it('passes on an answer without a content type, and a 304 or 204 (a length on it or not), with the headers the provider gave and no others', async () => {
     api.answer = (_r, res) => {
       res.writeHead(200, { 'content-length': '2' });
       res.end('ok');
@@ -248,6 +248,19 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
       undefined,
       undefined,
     ]);
+    // A 304 may say the length a 200 would have had (RFC 9110 §8.6), and a 204 can carry a length too:
+    // neither has content, so none is waited for. The 304's length goes on; a 204 must not have one (§8.6).
+    for (const [status, length] of [
+      [304, '1234'],
+      [204, undefined],
+    ] as const) {
+      api.answer = (_r, res) => {
+        res.writeHead(status, { etag: '"v2"', 'content-length': '1234' });
+        res.end();
+      };
+      const empty = await proxy('GET', 'ledger/x', { headers: { 'if-none-match': '"v2"' } });
+      expect([empty.statusCode, empty.headers.etag, empty.headers['content-length'], empty.body]).toEqual([status, '"v2"', length, '']);
+    }
     // A typed answer that came whole keeps its type and its length.
     api.answer = (_r, res) => {
       res.writeHead(201, { 'content-type': 'application/json', 'content-length': '11' });

@@ -4,6 +4,7 @@
  * is not whole goes on as one stream that pulls the source only as fast as its reader reads.
  */
 import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 
 export type ReadAhead = { whole: Buffer } | { stream: Readable };
 
@@ -51,6 +52,28 @@ export async function answerBody(source: Readable, declaredLength: number | null
     read.push(next.value);
   }
   return { stream: Readable.from(rest(read, iterator, count), { objectMode: false }) };
+}
+
+/** undici's code for an answer that ended before the bytes its Content-Length promised. */
+const LENGTH_MISMATCH = 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH';
+
+/** Whether an answer with this status has no content by HTTP (RFC 9110 §6.4.1): a 204 or a 304. */
+export const hasNoContent = (status: number) => status === 204 || status === 304;
+
+/**
+ * The body of an answer that has none (hasNoContent), whatever its Content-Length says: a 304's may
+ * be the length a 200 would have had (RFC 9110 §8.6). undici takes that length as bytes still owed and
+ * fails the body (closing its connection) when the answer ends without them; that is the answer
+ * ending as it should, not the provider failing. Any other failure is the provider's.
+ */
+export async function noContent(source: Readable): Promise<ReadAhead> {
+  source.resume();
+  try {
+    await finished(source);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== LENGTH_MISMATCH) throw error;
+  }
+  return { whole: EMPTY };
 }
 
 /**

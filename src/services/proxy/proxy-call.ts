@@ -26,7 +26,7 @@ import { noteUse } from '../credentials/usage.js';
 import { DomainError } from '../domain-error.js';
 import { callerResponseHeaders, upstreamRequestHeaders } from '../gateway/proxy-headers.js';
 import { proxyTarget } from '../gateway/proxy-target.js';
-import { answerBody, type ByteCount, type ReadAhead, readAhead } from '../gateway/read-ahead.js';
+import { answerBody, type ByteCount, hasNoContent, noContent, type ReadAhead, readAhead } from '../gateway/read-ahead.js';
 import { type InjectedAuth, staticInjection, withQuery } from '../gateway/static-auth.js';
 import { readFresh, readRefreshedAfterRefusal } from '../oauth/token-refresh.js';
 
@@ -257,7 +257,9 @@ export class ProxyCall {
         throw new DomainError('provider_unavailable', { detail: `The provider answered with status ${answer.status}, which HTTP does not have.` });
       }
       const length = answer.headers['content-length'];
-      const passed = await answerBody(answer.body, length === undefined ? null : Number(length), options.received);
+      const passed = hasNoContent(answer.status)
+        ? await noContent(answer.body)
+        : await answerBody(answer.body, length === undefined ? null : Number(length), options.received);
       return { status: answer.status, headers: callerResponseHeaders(answer.headers, url.host, requestId), body: passed, upstreamHost: url.host };
     } catch (error) {
       // Whatever failed after the provider answered (its body breaking off, the refresh's database),
