@@ -1,6 +1,6 @@
 /** DELETE /v1/end-users/{externalUserId}: revoke one provider's credential, or all and leave (CONTRACT 2.7). */
 import { Type } from '@sinclair/typebox';
-import { revokeMember } from '../services/audience/members.js';
+import { revokeMember } from '../services/audience/member-revocation.js';
 import type { ServiceContext } from '../services/context.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import { ExternalUserId, GUARD_STATUSES, ProviderSlug, problemResponses, Timestamp } from './schemas.js';

@@ -7,7 +7,8 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type CredentialSummary, findMemberCredential, findMemberCredentials, listMembers, revokeMember } from '../services/audience/members.js';
+import { revokeMember } from '../services/audience/member-revocation.js';
+import { type CredentialSummary, findMemberCredential, findMemberCredentials, listMembers } from '../services/audience/members.js';
 import { type ServiceContext, userActor } from '../services/context.js';
 import { DomainError } from '../services/domain-error.js';
 import { listServerProviders } from '../services/providers/server-providers.js';

@@ -8,7 +8,7 @@ import type { StaticProvider } from '../../catalog/provider-definition.js';
 import { addSeconds, iso } from '../../primitives/clock.js';
 import { sha256Hex } from '../../primitives/digest.js';
 import { EXPIRED_ERROR } from '../../store/expiry-notices-repository.js';
-import { revokeMember } from '../audience/members.js';
+import { revokeMember } from '../audience/member-revocation.js';
 import type { ServiceContext } from '../context.js';
 import { storeCredential } from '../credentials/credentials.js';
 import { DomainError } from '../domain-error.js';
