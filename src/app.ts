@@ -49,12 +49,14 @@ export interface RouteEntry {
 }
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
+  interface FastifyRequest {
     /**
-     * The route writes the request's one log line itself, with what only it knows (the gateway's
-     * proxied call, CONTRACT 8.1), in place of the line written in onResponse below.
+     * Whether the handler writes the request's one log line itself, with what only it knows (the
+     * gateway's proxied call, CONTRACT 8.1), in place of the line written in onResponse below. The
+     * handler's to set, not the route's: a request refused before its handler ran (a key, the rate
+     * limit, a path parameter) gets the usual line.
      */
-    ownsRequestLine?: true;
+    writesOwnLogLine: boolean;
   }
   interface FastifyInstance {
     /**
@@ -86,7 +88,7 @@ export async function buildApp(options: AppOptions) {
     trustProxy: options.trustProxy ?? false,
     // An externalUserId of 255 characters, each up to 12 characters once percent-encoded.
     routerOptions: { maxParamLength: 4096 },
-    // Fastify's own two lines a request are replaced by the one written in onResponse below.
+    // Fastify's own two lines a request are replaced by the one written in onResponse below (a proxied call's: api/proxy.ts).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     childLoggerFactory: requestLoggerFactory,
@@ -123,7 +125,7 @@ export async function buildApp(options: AppOptions) {
     const { method } = request;
     const { statusCode, elapsedTime } = reply;
     // Through the root logger, with request.log's binding first: the same line, and no child made for it (logger.ts).
-    if (request.routeOptions.config.ownsRequestLine !== true) {
+    if (!request.writesOwnLogLine) {
       options.logger.info({ reqId: request.id, method, route: request.routeOptions.url ?? '(no route)', statusCode, ms: Math.round(elapsedTime) }, 'request');
     }
     metrics?.request(metricsRoute(request), method, statusCode, elapsedTime / 1000);
@@ -131,6 +133,7 @@ export async function buildApp(options: AppOptions) {
   // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its
   // decorations live here rather than in the API's scope.
   app.decorateRequest('auth', null);
+  app.decorateRequest('writesOwnLogLine', false);
   // A node that stops gives back the rate-limit quota it leased and did not spend.
   app.addHook('onClose', async (instance) => guard.close(instance.log));
 

@@ -65,6 +65,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
     const received: ByteCount = { bytes: 0 };
     let body: BodyLimit | null = null;
     let upstream = '';
+    request.writesOwnLogLine = true;
     reply.raw.once('close', () => {
       if (!busy) inFlight--;
       const finished = reply.raw.writableFinished;
@@ -74,19 +75,20 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       const status = reply.raw.headersSent ? reply.statusCode : null;
       const seconds = (performance.now() - started) / 1000;
       ctx.observer?.proxyCall(observedProvider(ctx.catalog, provider), statusClass(reply.statusCode, finished), seconds);
-      // The request's one line (the route owns it, app.ts): the request line's fields, then the call's.
-      // Never the path, its query, a header value or a body: they carry the end user's data. Through
-      // the root logger with request.log's binding first, as app.ts's request line: no child made for it.
+      // The request's one line, in place of app.ts's: its fields (ms on Fastify's clock, which started
+      // before the guard), then the call's. Never the path, its query, a header value or a body: they
+      // carry the end user's data. Through the root logger with request.log's binding first, as
+      // app.ts's line: no child made for it.
       app.log.info(
         {
           reqId: request.id,
           method: request.method,
           route: request.routeOptions.url,
           statusCode: status,
-          ms: Math.round(seconds * 1000),
+          ms: Math.round(reply.elapsedTime),
           proxy: { provider, upstream, ...(finished ? {} : { aborted: true }), bytesIn: body?.bytes ?? 0, bytesOut: received.bytes },
         },
-        'proxied call',
+        'request',
       );
     });
     if (busy) {
@@ -136,7 +138,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       if (body !== null && !request.raw.complete) discardUnusedBody(request.raw, reply.raw);
       if (body?.exceeded) throw tooLarge();
       // The caller went away (its connection closed, the call aborted with it): nobody is left to
-      // answer, and nothing went wrong here; the 'proxied call' line above says it was aborted.
+      // answer, and nothing went wrong here; the request's line above says it was aborted.
       if (caller.signal.aborted) return reply.hijack();
       throw error;
     }
@@ -162,8 +164,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       response: problemResponses(...GUARD_STATUSES, 409, 413, 422, 502, 504),
     };
     // Documented once, with its path named (app.ts's OpenAPI transform); the route without a path is the same call on the base URL.
-    const config = { ownsRequestLine: true } as const;
-    scope.route({ method: [...METHODS], url, exposeHeadRoute: false, config, schema: { ...schema, hide: true }, handler });
-    scope.route({ method: [...METHODS], url: `${url}/*`, exposeHeadRoute: false, config, schema, handler });
+    scope.route({ method: [...METHODS], url, exposeHeadRoute: false, schema: { ...schema, hide: true }, handler });
+    scope.route({ method: [...METHODS], url: `${url}/*`, exposeHeadRoute: false, schema, handler });
   });
 }

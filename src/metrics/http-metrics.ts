@@ -1,6 +1,6 @@
 /**
  * The route label of keyward_http_requests_total and keyward_http_request_duration_seconds, which
- * the app's one onResponse hook (app.ts) counts beside its log line.
+ * the app's one onResponse hook (app.ts) counts beside its log line (a proxied call's line is api/proxy.ts's; the count is still here).
  */
 import type { FastifyRequest } from 'fastify';
 

@@ -23,6 +23,9 @@ const API_KEY = 'sk_live_PROXIEDabcdefghijklmnop0123456789';
 const SESSION_COOKIE = 'keyward_session=dashboard-session-value-0123456789';
 const LIMITS = { maxBodyBytes: 1024 * 1024, timeoutMs: 1500, maxInFlight: 2 };
 
+/** What marks a proxied call's log line (its request line, with the call's own fields). */
+const CALL_LINE = '"proxy":{';
+
 describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
   let t: TestApp;
   let tenant: Tenant;
@@ -494,7 +497,7 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     expectProblem(busy, 503, 'proxy_busy');
     expect(busy.headers['retry-after']).toBe('1');
     // Logged as a call, as every other.
-    const busyLine = JSON.parse(t.logs.find((line) => line.includes('"proxied call"'))!);
+    const busyLine = JSON.parse(t.logs.find((line) => line.includes(CALL_LINE))!);
     expect([busyLine.reqId, busyLine.statusCode]).toEqual([busy.headers['x-request-id'], 503]);
     for (const release of held) release();
     expect((await Promise.all(first)).map((r) => r.statusCode)).toEqual([200, 200]);
@@ -518,9 +521,9 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     sent.end();
     await until(() => api.open === 1);
     sent.destroy();
-    await until(() => t.logs.some((line) => line.includes('"proxied call"')));
+    await until(() => t.logs.some((line) => line.includes(CALL_LINE)));
     answerLater();
-    const line = JSON.parse(t.logs.find((l) => l.includes('"proxied call"'))!);
+    const line = JSON.parse(t.logs.find((l) => l.includes(CALL_LINE))!);
     expect(line).toMatchObject({ statusCode: null, proxy: { provider: 'ledger', aborted: true } });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(t.logs.filter((l) => JSON.parse(l).level >= 50)).toEqual([]);
@@ -544,15 +547,27 @@ describe.each(ENGINES)('the proxy with a static credential on %s', (engine) => {
     t.logs.length = 0;
     expectProblem(await proxy('GET', 'no-api/x'), 422, 'proxy_not_supported');
     await proxy('POST', 'ledger/x?secret_query=Q123', { headers: { 'content-type': 'text/plain' }, payload: 'body-text-456' });
-    const lines = t.logs.filter((line) => line.includes('"proxied call"'));
+    const lines = t.logs.filter((line) => line.includes(CALL_LINE));
     expect(lines).toHaveLength(2);
     const line = JSON.parse(lines[1]!);
-    expect(line).toMatchObject({ method: 'POST', route: '/v1/end-users/:externalUserId/proxy/:provider/*', statusCode: 200 });
+    expect(line).toMatchObject({ msg: 'request', method: 'POST', route: '/v1/end-users/:externalUserId/proxy/:provider/*', statusCode: 200 });
     expect(line.proxy).toMatchObject({ provider: 'ledger', upstream: host, bytesIn: 13 });
     expect(line.ms).toBeTypeOf('number');
     // The request's one line: no other line names its id.
     expect(line.reqId).toMatch(/^req_/);
     expect(t.logs.filter((other) => JSON.parse(other).reqId === line.reqId)).toHaveLength(1);
+    // Calls refused before the handler (by the guard, by a path parameter) have the request line every request has.
+    const refusals = [
+      await proxy('GET', 'ledger/x', { headers: { 'x-service-key': `service_srv_${'0'.repeat(64)}` } }),
+      await proxy('GET', 'Not%20a%20slug/x'),
+    ];
+    expect(refusals.map((r) => r.statusCode)).toEqual([401, 400]);
+    for (const refused of refusals) {
+      const refusedLines = t.logs.map((other) => JSON.parse(other)).filter((other) => other.reqId === refused.headers['x-request-id']);
+      expect(refusedLines).toHaveLength(1);
+      expect(refusedLines[0]).toMatchObject({ msg: 'request', statusCode: refused.statusCode, route: '/v1/end-users/:externalUserId/proxy/:provider/*' });
+      expect(refusedLines[0].proxy).toBeUndefined();
+    }
     for (const secret of ['Q123', 'body-text-456', API_KEY, tenant.accountKey, tenant.serverKey]) expect(t.logs.join('\n')).not.toContain(secret);
     const text = await t.metrics!.text();
     expect(text).toMatch(/keyward_proxy_requests_total\{provider="custom",status_class="2xx"\} [1-9]/);

@@ -1,7 +1,8 @@
 /**
  * Bodies read ahead before they are passed on: a request body up to a cap (readAhead: whole when it
- * ends within the cap, so it can be sent twice), an answer's up to its first chunk (answerBody). What
- * is not whole goes on as one stream that pulls the source only as fast as its reader reads.
+ * ends within the cap, so it can be sent twice), an answer's up to its first chunk (answerBody), and
+ * none of a 204's or 304's (noContent). What is not whole goes on as one stream that pulls the source
+ * only as fast as its reader reads.
  */
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';

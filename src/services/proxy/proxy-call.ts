@@ -218,7 +218,7 @@ export class ProxyCall {
   /**
    * Makes the call with the caller's body (null: none). An OAuth call's body is read ahead first, up
    * to REPLAYABLE_BODY_BYTES, so that a 401 can be answered by a refresh and the same call again.
-   * The answer is passed on from its first chunk (gateway/read-ahead.ts answerBody).
+   * The answer is passed on from its first chunk (gateway/read-ahead.ts answerBody); a 204's or 304's has none (noContent).
    */
   async send(
     method: string,
