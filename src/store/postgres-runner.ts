@@ -4,12 +4,13 @@
  * (Connections.runAlone: the webhook dispatcher's claim and its batched outcomes). Their text is
  * compiled already (prepared.ts), and Kysely's own checkout, query and release of a client cost more
  * CPU than pool.query. A statement that prepared.ts named goes as a named prepared statement: each
- * connection parses and plans its text once, then sends only Bind and Execute, where an unnamed
- * statement sends the whole text to be parsed and planned again on every call. Errors are classified
- * as the dialect's are.
+ * connection parses, plans and describes its text once, then sends only Bind and Execute
+ * (described-statement.ts), where an unnamed statement sends the whole text to be parsed and planned
+ * again on every call. Errors are classified as the dialect's are.
  */
 import type pg from 'pg';
 import type { QueryRunner } from './connections.js';
+import { DescribedStatement, type RowsCallback } from './described-statement.js';
 import { storeError } from './store-errors.js';
 
 /**
@@ -28,6 +29,18 @@ const STALE_STATEMENT_CODES: ReadonlySet<unknown> = new Set(['0A000', '26000']);
 
 const rowsOf = (result: pg.QueryResult) => result.rows;
 
+/**
+ * Runs a named statement on a client of the pool (described-statement.ts). pg-pool takes any pg
+ * Submittable with a callback, which it wraps to release the client; pg's typings know only the form
+ * without one.
+ */
+function runNamed(pool: pg.Pool, name: string, text: string, values: readonly unknown[]): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    const query = pool.query as unknown as (statement: DescribedStatement, callback: RowsCallback) => void;
+    query.call(pool, new DescribedStatement(name, text, values), (error, result) => (error ? reject(error) : resolve(result!.rows)));
+  });
+}
+
 const rethrowClassified = (error: unknown): never => {
   throw storeError(error);
 };
@@ -45,12 +58,12 @@ export function postgresRunner(pool: pg.Pool): QueryRunner {
   return (text, values, name) => {
     if (name === undefined) return pool.query(text, values as unknown[]).then(rowsOf, rethrowClassified);
     const current = renamed.size === 0 ? name : (renamed.get(name) ?? name);
-    return pool.query({ name: current, text, values: values as unknown[] }).then(rowsOf, (error: unknown) => {
+    return runNamed(pool, current, text, values).catch((error: unknown) => {
       if (!STALE_STATEMENT_CODES.has((error as { code?: unknown } | null)?.code)) throw storeError(error);
       freshNames += 1;
       const fresh = `${name}_${freshNames}`;
       renamed.set(name, fresh);
-      return pool.query({ name: fresh, text, values: values as unknown[] }).then(rowsOf, rethrowClassified);
+      return runNamed(pool, fresh, text, values).catch(rethrowClassified);
     });
   };
 }
