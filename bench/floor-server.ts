@@ -7,7 +7,8 @@
  * - SHA-256 of both keys (keys are stored as digests only), each digest looked up in a Map filled at
  *   start, and the few comparisons of the guard's steps 9–14 on what was found (revoked, expired,
  *   same account, business mode): any read must prove both keys;
- * - one prepared statement: the auth version's row, the member and its credentials (better-sqlite3 on
+ * - one prepared statement: the auth version's row, the member (its profile too: display name, email,
+ *   tags as JSON) and its credentials (better-sqlite3 on
  *   SQLite, one named `pg` query on PostgreSQL), their lastUsedAt as read (Keyward's write of it, once
  *   a minute per credential, is left out: one statement a minute is nothing beside the load). The auth version rides in the same statement, as in
  *   Keyward, because a revocation must be seen at the next request on every node; where it moved the
@@ -64,6 +65,9 @@ interface MemberRow {
   m_id: string | null;
   m_created_at: string | null;
   m_updated_at: string | null;
+  m_display_name: string | null;
+  m_email: string | null;
+  m_tags: string | null;
   id: string | null;
   server_id: string;
   member_id: string;
@@ -86,6 +90,7 @@ const SERVER_KEYS_SQL = 'select k.digest, s.id as server_id, s.account_id, s.mod
 const VERSION_SQL = 'select version from auth_version where id = 1';
 const memberSql = (p1: string, p2: string) =>
   'select v.version as auth_version, m.id as m_id, m.created_at as m_created_at, m.updated_at as m_updated_at, ' +
+  'm.display_name as m_display_name, m.email as m_email, m.tags as m_tags, ' +
   'c.id, c.server_id, c.member_id, c.provider, c.type, c.status, c.secret, c.access_expires_at, c.scopes, c.connected_at, c.updated_at, c.refreshed_at, c.last_used_at, c.last_check_at, c.last_check_outcome ' +
   `from auth_version v left join audience_members m on m.server_id = ${p1} and m.external_user_id = ${p2} ` +
   'left join credentials c on c.member_id = m.id where v.id = 1 order by c.provider';
@@ -190,6 +195,9 @@ const memberSchema = {
     externalUserId: { type: 'string' },
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
+    displayName: { type: ['string', 'null'] },
+    email: { type: ['string', 'null'] },
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
     credentials: { type: 'array', items: credentialSchema },
   },
 };
@@ -260,6 +268,9 @@ app.get<{ Params: { externalUserId: string } }>(ROUTE, { schema: { response: { 2
     externalUserId,
     createdAt: first.m_created_at,
     updatedAt: first.m_updated_at,
+    displayName: first.m_display_name,
+    email: first.m_email,
+    tags: first.m_tags === null ? {} : JSON.parse(first.m_tags),
     credentials: first.id === null ? [] : rows.map(credential),
   };
 });
