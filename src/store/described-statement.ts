@@ -1,18 +1,25 @@
 /**
  * A named statement run without describing its result again (postgres-runner.ts). pg's own Query,
  * on every run, copies its config, asks PostgreSQL to describe the portal, and turns the columns'
- * description that comes back into a parser per column. On the proxied call's statement of 28
- * columns that was about a third of the client's CPU per statement (bench/RESULTS.md, "The columns
- * described once"). Here a connection describes a statement once, on its first run there: later runs
- * send only Bind, Execute and Sync, and the rows are parsed with the parsers learnt then.
+ * description that comes back into a parser per column. On a statement of 28 columns that was about
+ * a third of the client's CPU per statement (bench/RESULTS.md, "PostgreSQL's named statements described
+ * once per connection"; npm run bench:statements). Here a connection describes a statement once, on
+ * its first run there: later runs send only Bind, Execute and Sync, and the rows are parsed with the
+ * parsers learnt then.
  *
  * What each connection learnt stays its own: during a rolling upgrade another connection may have
- * parsed the same text against another schema. A statement whose result changed on the server fails
- * with 0A000 rather than sending other columns, and postgres-runner.ts sends it again under a fresh
- * name, which is described afresh.
+ * parsed the same text against another schema. PostgreSQL refuses to run a prepared statement whose
+ * result changed (0A000) rather than send other columns, and postgres-runner.ts sends it again under a
+ * fresh name, which is described afresh. That holds where a pg connection is one server session, as
+ * Keyward connects. A transaction-mode pooler in front of the server, which may prepare the text again
+ * on another session, would not answer 0A000: a row with another number of columns than learnt is
+ * refused here as 0A000 too, but one of a changed type in the same place would not be seen. Such
+ * a pooler is not supported.
  *
  * It is a pg Submittable, the extension point pg-cursor and pg-query-stream are built on: pg's client
- * calls submit with its connection, then hands it the backend's messages until ReadyForQuery.
+ * calls submit with its connection, then hands it the backend's messages until ReadyForQuery (or an
+ * ErrorResponse, after which it hands it nothing more). Nothing here may throw while it does: the
+ * call comes from the socket's data event, so a throw would end the process.
  */
 import { createRequire } from 'node:module';
 import pg from 'pg';
@@ -31,10 +38,11 @@ interface WireConnection {
   submittedNamedStatements: Record<string, string>;
   stream: { cork(): void; uncork(): void };
   parse(message: { text: string; name: string; types: never[] }): void;
-  bind(message: { portal: string; statement: string; values: readonly unknown[]; valueMapper: (value: unknown) => unknown }): void;
+  bind(message: { portal: string; statement: string; values: readonly unknown[] }): void;
   describe(message: { type: 'P'; name: string }): void;
   execute(message: { portal: string; rows: number }): void;
   sync(): void;
+  sendCopyFail(message: string): void;
 }
 
 interface FieldDescription {
@@ -60,6 +68,8 @@ export class DescribedStatement {
   #connection: WireConnection | undefined;
   #columns: Columns | undefined;
   readonly #rows: Record<string, unknown>[] = [];
+  /** Why the rows that came cannot be answered; settled with at ReadyForQuery, as pg's Query does. */
+  #failure: Error | undefined;
 
   constructor(
     /** pg keeps the parsed text under this name (its client's ParseComplete handler reads both). */
@@ -72,6 +82,14 @@ export class DescribedStatement {
     const parsed = connection.parsedStatements[this.name] ?? connection.submittedNamedStatements[this.name];
     if (parsed !== undefined && parsed !== this.text)
       return new Error(`Prepared statements must be unique - '${this.name}' was used for a different statement`);
+    // Mapped before anything is written: a value pg cannot send (a circular object) is this run's
+    // error, answered by the client, with nothing half sent on the connection.
+    let values: unknown[];
+    try {
+      values = this.values.map((value) => prepareValue(value));
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
     this.#connection = connection;
     this.#columns = parsed === undefined ? undefined : describedOn.get(connection)?.get(this.name);
     // One write for all the messages, as pg's Query does.
@@ -81,7 +99,7 @@ export class DescribedStatement {
         connection.parse({ text: this.text, name: this.name, types: [] });
         connection.submittedNamedStatements[this.name] = this.text;
       }
-      connection.bind({ portal: '', statement: this.name, values: this.values, valueMapper: prepareValue });
+      connection.bind({ portal: '', statement: this.name, values });
       if (this.#columns === undefined) connection.describe({ type: 'P', name: '' });
       connection.execute({ portal: '', rows: 0 });
       connection.sync();
@@ -102,31 +120,50 @@ export class DescribedStatement {
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    const { names, parsers } = this.#columns!;
-    const row: Record<string, unknown> = {};
+    if (this.#failure !== undefined) return;
+    const columns = this.#columns;
     const { fields } = message;
-    for (let i = 0; i < fields.length; i++) {
-      const text = fields[i]!;
-      row[names[i]!] = text === null ? null : parsers[i]!(text);
+    if (columns === undefined || fields.length !== columns.names.length) {
+      // Not the statement this connection described: answered as PostgreSQL answers a prepared
+      // statement whose result changed, so that the runner sends it again under a fresh name.
+      describedOn.get(this.#connection!)?.delete(this.name);
+      this.#failure = Object.assign(
+        new Error(`statement ${this.name} answered ${fields.length} columns, not the ${columns?.names.length ?? 0} it was described with`),
+        { code: '0A000' },
+      );
+      return;
+    }
+    const row: Record<string, unknown> = {};
+    try {
+      for (let i = 0; i < fields.length; i++) {
+        const text = fields[i] as string | null;
+        row[columns.names[i]!] = text === null ? null : columns.parsers[i]!(text);
+      }
+    } catch (error) {
+      this.#failure = error instanceof Error ? error : new Error(String(error));
+      return;
     }
     this.#rows.push(row);
   }
 
   handleReadyForQuery(): void {
     // Described, and no RowDescription came: the statement returns no rows.
-    if (this.#columns === undefined) this.#remember(NO_COLUMNS);
-    this.#settle(null);
+    if (this.#columns === undefined && this.#failure === undefined) this.#remember(NO_COLUMNS);
+    this.#settle(this.#failure ?? null);
   }
 
   handleError(error: Error): void {
     this.#settle(error);
   }
 
-  // Messages a statement of these never brings; pg's client calls them on any submittable.
+  // The end of the rows: the callers take the rows alone, not the count it carries.
   handleCommandComplete(): void {}
+  // Messages these statements never bring (an empty text, a row limit, COPY), handled as pg's Query does.
   handleEmptyQuery(): void {}
   handlePortalSuspended(): void {}
-  handleCopyInResponse(): void {}
+  handleCopyInResponse(connection: WireConnection): void {
+    connection.sendCopyFail('No source stream defined');
+  }
   handleCopyData(): void {}
 
   #remember(columns: Columns): void {

@@ -2,10 +2,13 @@
  * A named statement on PostgreSQL is described once per connection (store/described-statement.ts):
  * later runs there send no Describe, and their rows are parsed with the parsers learnt from the first.
  * The rows must be what pg's own Query gives for the same statement, on the first run and after; a
- * failure must be the statement's alone (the connection answers the next one); a write returns none.
+ * failure must be the statement's alone (the same connection answers the next run, still without a
+ * Describe); a value pg cannot send is an error, not a crash; a write returns none; and a statement
+ * that is no longer what the connection described is run again under a fresh name, not misread.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DescribedStatement, type RowsCallback } from '../../src/store/described-statement.js';
 import { postgresRunner } from '../../src/store/postgres-runner.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
@@ -54,11 +57,44 @@ describe('a named statement described once per connection', () => {
     expect((await pool.query('select count(*)::int as n from notes')).rows[0].n).toBe(3);
   });
 
-  it("fails a statement alone, with PostgreSQL's error, and the connection answers the next run", async () => {
+  it("fails a statement alone, with PostgreSQL's error: the same connection answers the next run, still undescribed", async () => {
+    // One client held, so that every run is on one connection (the pool would close a client that failed).
+    const client = await pool.connect();
+    const on = (statement: DescribedStatement) =>
+      new Promise<Record<string, unknown>[]>((resolve, reject) => {
+        const callback: RowsCallback = (error, result) => (error ? reject(error) : resolve(result!.rows));
+        (client.query as unknown as (s: DescribedStatement, c: RowsCallback) => void).call(client, statement, callback);
+      });
+    try {
+      const body = () => new DescribedStatement('kw_held_note_body', 'select body from notes where id = $1', [2]);
+      expect(await on(body())).toEqual([{ body: 'note 2' }]);
+      seen.rowDescriptions = 0;
+      await expect(on(new DescribedStatement('kw_held_insert', 'insert into notes (id, body) values ($1, $2)', [1, 'again']))).rejects.toMatchObject({
+        code: '23505',
+      });
+      await expect(on(new DescribedStatement('kw_held_divide', 'select $1::int / 0 as never', [1]))).rejects.toMatchObject({ code: '22012' });
+      // A value pg cannot send (JSON cannot hold a cycle) is the run's error; nothing was sent.
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      await expect(on(new DescribedStatement('kw_held_cycle', 'select $1::jsonb as doc', [cycle]))).rejects.toThrow(/circular/i);
+      expect(await on(body())).toEqual([{ body: 'note 2' }]);
+      // The note's read was not described again (and the failed runs failed before a description came back).
+      expect(seen.rowDescriptions).toBe(0);
+      // Bytes go as a parameter and come back as bytes.
+      expect(await on(new DescribedStatement('kw_held_bytes', 'select $1::bytea as bytes', [Buffer.from([0, 255, 7])]))).toEqual([
+        { bytes: Buffer.from([0, 255, 7]) },
+      ]);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('runs a statement the session changed under the same name again under a fresh name, and answers its own rows', async () => {
     const run = postgresRunner(pool);
-    await expect(run('insert into notes (id, body) values ($1, $2)', [1, 'again'], 'kw_insert_note')).rejects.toMatchObject({ code: '23505' });
-    await expect(run('select $1::int / 0 as never', [1], 'kw_divide')).rejects.toMatchObject({ code: '22012' });
-    expect(await run('select body from notes where id = $1', [2], 'kw_note_body')).toEqual([{ body: 'note 2' }]);
-    expect(await run(TYPED, ['after', '00'], 'kw_typed')).toHaveLength(3);
+    const text = "select $1::text as word, 'two' as second";
+    expect(await run(text, ['first'], 'kw_swapped')).toEqual([{ word: 'first', second: 'two' }]);
+    // Someone else's statement under the name on that session (the pool's one connection), with three columns.
+    await pool.query("deallocate kw_swapped; prepare kw_swapped(text) as select $1 as a, 'b' as b, 'c' as c");
+    expect(await run(text, ['again'], 'kw_swapped')).toEqual([{ word: 'again', second: 'two' }]);
   });
 });
