@@ -12,9 +12,11 @@
  * result changed (0A000) rather than send other columns, and postgres-runner.ts sends it again under a
  * fresh name, which is described afresh. That holds where a pg connection is one server session, as
  * Keyward connects. A transaction-mode pooler in front of the server, which may prepare the text again
- * on another session, would not answer 0A000: a row with another number of columns than learnt is
- * refused here as 0A000 too, but one of a changed type in the same place would not be seen. Such
- * a pooler is not supported.
+ * on another session, would not answer 0A000; nor would a session where someone else prepared another
+ * statement under the name. A row with another number of columns than learnt then fails the run
+ * (not sent again: the statement did run, and it may have been a write), and its connection is
+ * closed by the pool; a column of a changed type in the same place would not be seen. Such a pooler
+ * is not supported.
  *
  * It is a pg Submittable, the extension point pg-cursor and pg-query-stream are built on: pg's client
  * calls submit with its connection, then hands it the backend's messages until ReadyForQuery (or an
@@ -124,13 +126,9 @@ export class DescribedStatement {
     const columns = this.#columns;
     const { fields } = message;
     if (columns === undefined || fields.length !== columns.names.length) {
-      // Not the statement this connection described: answered as PostgreSQL answers a prepared
-      // statement whose result changed, so that the runner sends it again under a fresh name.
+      // Not the statement this connection described (see above): nothing of it is read.
       describedOn.get(this.#connection!)?.delete(this.name);
-      this.#failure = Object.assign(
-        new Error(`statement ${this.name} answered ${fields.length} columns, not the ${columns?.names.length ?? 0} it was described with`),
-        { code: '0A000' },
-      );
+      this.#failure = new Error(`statement ${this.name} answered ${fields.length} columns, not the ${columns?.names.length ?? 0} it was described with`);
       return;
     }
     const row: Record<string, unknown> = {};

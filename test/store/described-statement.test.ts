@@ -3,8 +3,8 @@
  * later runs there send no Describe, and their rows are parsed with the parsers learnt from the first.
  * The rows must be what pg's own Query gives for the same statement, on the first run and after; a
  * failure must be the statement's alone (the same connection answers the next run, still without a
- * Describe); a value pg cannot send is an error, not a crash; a write returns none; and a statement
- * that is no longer what the connection described is run again under a fresh name, not misread.
+ * Describe); a value pg cannot send is an error, not a crash; a write returns none; and the rows of a
+ * statement that is no longer what the connection described are refused, not misread.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,12 +89,15 @@ describe('a named statement described once per connection', () => {
     }
   });
 
-  it('runs a statement the session changed under the same name again under a fresh name, and answers its own rows', async () => {
+  it('refuses the rows of a statement the session changed under the same name, and answers the next run on a fresh connection', async () => {
     const run = postgresRunner(pool);
     const text = "select $1::text as word, 'two' as second";
     expect(await run(text, ['first'], 'kw_swapped')).toEqual([{ word: 'first', second: 'two' }]);
     // Someone else's statement under the name on that session (the pool's one connection), with three columns.
     await pool.query("deallocate kw_swapped; prepare kw_swapped(text) as select $1 as a, 'b' as b, 'c' as c");
-    expect(await run(text, ['again'], 'kw_swapped')).toEqual([{ word: 'again', second: 'two' }]);
+    // Not misread, and not sent again (it ran: it might have been a write).
+    await expect(run(text, ['again'], 'kw_swapped')).rejects.toThrow('statement kw_swapped answered 3 columns, not the 2 it was described with');
+    // The pool closed that connection; the next one parses and describes the statement afresh.
+    expect(await run(text, ['then'], 'kw_swapped')).toEqual([{ word: 'then', second: 'two' }]);
   });
 });
