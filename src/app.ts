@@ -28,6 +28,7 @@ import { registerHealth } from './web/health.js';
 import { PAGE_HEADERS } from './web/page-headers.js';
 import { preRoutingHandlers, requestIdFor } from './web/pre-routing.js';
 import { answerErrors, PROBLEM_JSON_ERRORS, respondWithProblem } from './web/problem-answers.js';
+import { requestLineFields } from './web/request-line.js';
 import { validatorCompiler } from './web/validation.js';
 
 export interface AppOptions {
@@ -122,13 +123,9 @@ export async function buildApp(options: AppOptions) {
   // any area's plugin: a plugin inherits only the hooks registered before it.
   const { metrics } = options;
   app.addHook('onResponse', async (request, reply) => {
-    const { method } = request;
-    const { statusCode, elapsedTime } = reply;
     // Through the root logger, with request.log's binding first: the same line, and no child made for it (logger.ts).
-    if (!request.writesOwnLogLine) {
-      options.logger.info({ reqId: request.id, method, route: request.routeOptions.url ?? '(no route)', statusCode, ms: Math.round(elapsedTime) }, 'request');
-    }
-    metrics?.request(metricsRoute(request), method, statusCode, elapsedTime / 1000);
+    if (!request.writesOwnLogLine) options.logger.info(requestLineFields(request, reply, reply.statusCode), 'request');
+    metrics?.request(metricsRoute(request), request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
   // The guard also runs before routing (web/pre-routing.ts), on a request of the root, so its
   // decorations live here rather than in the API's scope.

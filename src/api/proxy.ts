@@ -20,6 +20,7 @@ import { observedProvider } from '../services/observer.js';
 import { prepareProxyCall, readForProxy } from '../services/proxy/proxy-call.js';
 import { Problem } from '../web/problem.js';
 import { proxiedTarget } from '../web/proxy-paths.js';
+import { requestLineFields } from '../web/request-line.js';
 import { type ApiInstance, authOf } from './api-instance.js';
 import type { GuardHook } from './guard-hook.js';
 import { type BodyLimit, declaredLength, discardUnusedBody, hasBody, limitedBody, setTypeAside, takeTypeBack } from './proxy-body.js';
@@ -81,11 +82,7 @@ export function registerProxy(app: ApiInstance, ctx: ServiceContext, guard: Guar
       // app.ts's line: no child made for it.
       app.log.info(
         {
-          reqId: request.id,
-          method: request.method,
-          route: request.routeOptions.url,
-          statusCode: status,
-          ms: Math.round(reply.elapsedTime),
+          ...requestLineFields(request, reply, status),
           proxy: { provider, upstream, ...(finished ? {} : { aborted: true }), bytesIn: body?.bytes ?? 0, bytesOut: received.bytes },
         },
         'request',
