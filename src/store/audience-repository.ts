@@ -108,18 +108,19 @@ export class AudienceRepository extends Repository {
   }
 
   /**
-   * The read of a proxied call, in one statement on the per-request reader (as memberWithCredentials);
-   * on SQLite answered from memory, the same object, until anything is committed (reads-until-change.ts):
-   * a busy end user's calls then cost no statement, and a revocation is still seen by the next call.
-   * On PostgreSQL the calls that ask together share one statement (statements-together.ts), sent after each
-   * asked, so the same holds there.
+   * The read of a proxied call, in one statement on the per-request reader (as memberWithCredentials),
+   * answered from memory, the same object, until a change is committed (reads-until-change.ts): a busy
+   * end user's calls then cost no statement, and a revocation is still seen by the next call (on
+   * PostgreSQL by every node's: change-feed.ts). On PostgreSQL the calls that read together share one
+   * statement (statements-together.ts), sent after each asked.
    */
   memberCredentialForProxy(serverId: string, externalUserId: string, provider: string): Promise<Readonly<MemberCredentialForProxy>> {
     // Neither the server id (made by Keyward) nor the external id (its schema) holds a control
     // character, so the first and last NULs end the server id and the provider however the caller
     // spelled it: no two calls' keys are the same text.
     const key = `${serverId}\0${provider}\0${externalUserId}`;
-    if (this.#proxyStatementsTogether) return this.#proxyStatementsTogether.get(key, [serverId, externalUserId, provider]);
+    const together = this.#proxyStatementsTogether;
+    if (together) return this.#proxyReads.get(key, () => together.get(key, [serverId, externalUserId, provider]));
     return this.#proxyReads.get(key, async () => proxyReadOf((await this.#memberCredentialForProxy(serverId, externalUserId, provider))[0]!));
   }
 
@@ -169,6 +170,7 @@ export class AudienceRepository extends Repository {
   /** Takes the member out of the audience (its credentials are deleted first: CredentialsRepository.deleteCredentials). */
   async removeMember(memberId: string): Promise<void> {
     await this.db.deleteFrom('audience_members').where('id', '=', memberId).execute();
+    await this.connections.seenEverywhere();
   }
 
   /**

@@ -32,12 +32,19 @@ export type ChunkReader = (sqlText: string, parameters: readonly unknown[]) => A
 
 /**
  * A number that moves whenever a connection other than the reader, in this process or another,
- * commits to the database: SQLite's `PRAGMA data_version` on the read-only reader. Synchronous.
+ * commits to the database: SQLite's `PRAGMA data_version` on the read-only reader; on PostgreSQL the
+ * node's change feed (change-feed.ts), which moves with every commit that changes a kept read.
+ * Synchronous.
  */
 export type ChangeMark = () => number;
 
+/** Returns once every node has seen the changes committed before the call (change-feed.ts). */
+export type UntilSeenEverywhere = () => Promise<void>;
+
 export class Connections {
   readonly #open = new AsyncLocalStorage<Transaction<Database>>();
+  /** Open transactions whose changes must be seen by every node before their commit is answered. */
+  readonly #toBeSeenEverywhere = new WeakSet<Transaction<Database>>();
   /** Transactions under way on this node (see transaction()). */
   #underWay = 0;
 
@@ -54,9 +61,23 @@ export class Connections {
     private readonly alone: QueryRunner,
     /** A whole statement's rows, chunk by chunk (see ChunkReader). */
     readonly readInChunks: ChunkReader,
-    /** SQLite's change mark (reads-until-change.ts); null on PostgreSQL, where other nodes commit unseen. */
+    /** The change mark (reads-until-change.ts); null where nothing is kept (see ChangeMark). */
     readonly changeMark: ChangeMark | null,
+    /** PostgreSQL's wait for every node (change-feed.ts); null on SQLite, where every process reads the one file. */
+    private readonly untilSeenEverywhere: UntilSeenEverywhere | null,
   ) {}
+
+  /**
+   * For a change that closes a door (a revocation): returns once every node will see it at its next
+   * request, however it kept its reads. Inside a transaction the wait comes after its commit, before
+   * transaction() returns. On SQLite at once: the next read of any process sees every commit.
+   */
+  async seenEverywhere(): Promise<void> {
+    if (this.untilSeenEverywhere === null) return;
+    const open = this.#open.getStore();
+    if (open) this.#toBeSeenEverywhere.add(open);
+    else await this.untilSeenEverywhere();
+  }
 
   /**
    * One statement of the write path that needs no transaction around it (a single statement is atomic
@@ -90,9 +111,17 @@ export class Connections {
   transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#open.getStore()) return fn();
     this.#underWay += 1;
+    let opened: Transaction<Database> | undefined;
     return this.root
       .transaction()
-      .execute((trx) => this.#open.run(trx, fn))
+      .execute((trx) => {
+        opened = trx;
+        return this.#open.run(trx, fn);
+      })
+      .then(async (result) => {
+        if (opened && this.#toBeSeenEverywhere.has(opened)) await this.untilSeenEverywhere!();
+        return result;
+      })
       .finally(() => {
         // On Node 20 a live AsyncLocalStorage hooks every promise the process makes (about 0.1 µs each,
         // a few µs a request, measured). With no transaction under way nothing needs the store:

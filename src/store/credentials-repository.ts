@@ -178,12 +178,16 @@ export class CredentialsRepository extends Repository {
       .where('id', '=', id)
       .where('status', '=', 'active')
       .executeTakeFirst();
-    return turned.numUpdatedRows > 0n;
+    if (turned.numUpdatedRows === 0n) return false;
+    await this.connections.seenEverywhere();
+    return true;
   }
 
   /** Deletes the rows, and with them their secrets (SQLite's secure_delete overwrites them). */
   async deleteCredentials(ids: string[]): Promise<void> {
-    if (ids.length) await this.db.deleteFrom('credentials').where('id', 'in', ids).execute();
+    if (ids.length === 0) return;
+    await this.db.deleteFrom('credentials').where('id', 'in', ids).execute();
+    await this.connections.seenEverywhere();
   }
 
   /**
@@ -234,6 +238,9 @@ export class CredentialsRepository extends Repository {
       .where('id', '=', id)
       .where('refresh_lease_holder', '=', holder)
       .executeTakeFirst();
-    return ended.numUpdatedRows > 0n;
+    if (ended.numUpdatedRows === 0n) return false;
+    // A new token, or needs_reauth: what every node's next call sends, or refuses.
+    await this.connections.seenEverywhere();
+    return true;
   }
 }

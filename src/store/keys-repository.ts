@@ -49,7 +49,9 @@ export class KeysRepository extends Repository {
       .where('id', '=', keyId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    if (result.numUpdatedRows === 0n) return false;
+    await this.connections.seenEverywhere();
+    return true;
   }
 
   // ---- Server API keys ----
@@ -61,6 +63,7 @@ export class KeysRepository extends Repository {
   /** Gives the server's current keys `endsAt` as their end; keys already in a grace period keep their earlier end. */
   async endCurrentServerKeys(serverId: string, endsAt: string): Promise<void> {
     await this.db.updateTable('server_keys').set({ expires_at: endsAt }).where('server_id', '=', serverId).where('expires_at', 'is', null).execute();
+    await this.connections.seenEverywhere();
   }
 
   /** The server's keys that still open the API at `now` (current, or in their grace period), newest first. */

@@ -22,6 +22,7 @@ import { serverBrandingMigration } from './migrations/020-server-branding.js';
 import { connectSessionsMigration } from './migrations/021-connect-sessions.js';
 import { expiryNoticesMigration } from './migrations/022-expiry-notices.js';
 import { connectPopupFlowsMigration } from './migrations/023-connect-popup-flows.js';
+import { changeFeedMigration } from './migrations/024-change-feed.js';
 import type { Store } from './store.js';
 
 /**
@@ -62,6 +63,7 @@ async function migrate(store: Store, upTo: string | null): Promise<string[]> {
     '021-connect-sessions': connectSessionsMigration(),
     '022-expiry-notices': expiryNoticesMigration(),
     '023-connect-popup-flows': connectPopupFlowsMigration(),
+    '024-change-feed': changeFeedMigration(store.engine),
   };
   const run = async (db: Kysely<unknown>, disableTransactions: boolean) => {
     const migrator = new Migrator({

@@ -17,7 +17,8 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { ClassifyingDialect } from './classifying-dialect.js';
-import { type ChangeMark, type ChunkReader, Connections, type Engine, type QueryRunner } from './connections.js';
+import { ChangeFeed, untilSeenEverywhere } from './change-feed.js';
+import { type ChangeMark, type ChunkReader, Connections, type Engine, type QueryRunner, type UntilSeenEverywhere } from './connections.js';
 import { postgresRunner } from './postgres-runner.js';
 import type { Database } from './schema.js';
 import { storeError } from './store-errors.js';
@@ -77,6 +78,7 @@ interface Opened {
   aloneRunner: QueryRunner;
   readInChunks: ChunkReader;
   changeMark: ChangeMark | null;
+  untilSeenEverywhere: UntilSeenEverywhere | null;
   /** The engine's own figures (ConnectionFigures without the transactions, which Connections counts). */
   figures(): Omit<ConnectionFigures, 'transactionsUnderWay'>;
   close(): Promise<void>;
@@ -197,6 +199,7 @@ function openSqlite(path: string): Opened {
     aloneRunner,
     readInChunks,
     changeMark,
+    untilSeenEverywhere: null,
     figures: () => ({ walBytes: walBytes(path) }),
     close: async () => {
       reader.close();
@@ -227,6 +230,7 @@ const POSTGRES_CONNECT_TIMEOUT_MS = 5000;
 
 function openPostgres(connectionString: string, max = POOL_MAX): Opened {
   const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS });
+  const feed = new ChangeFeed({ connectionString, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS });
   // A client that loses its connection must not take the process down. The pool listens on its idle
   // clients ('error' on the pool); a client handed out has no listener of its own (neither the pool
   // nor Kysely adds one), and a server that shuts down sends every session a FATAL 57P01, also to
@@ -262,13 +266,25 @@ function openPostgres(connectionString: string, max = POOL_MAX): Opened {
     }
   };
   const figures = () => ({ pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max } });
-  return { db, readRunner, aloneRunner: readRunner, readInChunks, changeMark: null, figures, close: () => db.destroy() };
+  return {
+    db,
+    readRunner,
+    aloneRunner: readRunner,
+    readInChunks,
+    changeMark: feed.mark,
+    untilSeenEverywhere: () => untilSeenEverywhere(readRunner),
+    figures,
+    close: async () => {
+      await feed.close();
+      await db.destroy();
+    },
+  };
 }
 
 /** Opens the database; `close` ends every connection. */
 export function openConnections(location: DatabaseLocation): { connections: Connections; figures(): ConnectionFigures; close(): Promise<void> } {
-  const { db, readRunner, aloneRunner, readInChunks, changeMark, figures, close } =
+  const { db, readRunner, aloneRunner, readInChunks, changeMark, untilSeenEverywhere, figures, close } =
     location.engine === 'postgres' ? openPostgres(location.target, location.poolMax) : openSqlite(location.target);
-  const connections = new Connections(location.engine, db, readRunner, aloneRunner, readInChunks, changeMark);
+  const connections = new Connections(location.engine, db, readRunner, aloneRunner, readInChunks, changeMark, untilSeenEverywhere);
   return { connections, figures: () => ({ ...figures(), transactionsUnderWay: connections.transactionsUnderWay }), close };
 }

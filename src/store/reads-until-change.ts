@@ -3,9 +3,9 @@
  * process: on SQLite, whose change mark (PRAGMA data_version on the reader, ~3 µs) moves with every
  * commit made elsewhere, so a value kept under the mark it was read at is exactly what the statement
  * would return while the mark holds. A revocation, a refresh, a key change, a CLI command beside the
- * service: each is a commit, so each is seen by the very next call. On PostgreSQL (no change mark:
- * several nodes, and no cheap way to learn of another's commit) every call reads, though calls that
- * ask together share a statement (statements-together.ts).
+ * service: each is a commit, so each is seen by the very next call. On PostgreSQL the mark is the
+ * node's change feed (change-feed.ts): it moves when a commit that changes a kept read is notified,
+ * and Keyward's own changes that close a door are answered only once every node has moved it.
  *
  * The mark is taken once per turn of the event loop, in its check phase, for every call that asked
  * for it in that turn (markEachTurn below): taken per call, it cost ~27 µs a call in the proxy's bench

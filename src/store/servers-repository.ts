@@ -59,6 +59,7 @@ export class ServersRepository extends Repository {
 
   async setMode(serverId: string, mode: ServersTable['mode'], at: string): Promise<void> {
     await this.db.updateTable('servers').set({ mode, updated_at: at }).where('id', '=', serverId).execute();
+    await this.connections.seenEverywhere();
   }
 
   async setSecretsReadable(serverId: string, readable: boolean, at: string): Promise<void> {
@@ -67,6 +68,7 @@ export class ServersRepository extends Repository {
       .set({ secrets_readable: readable ? 1 : 0, updated_at: at })
       .where('id', '=', serverId)
       .execute();
+    await this.connections.seenEverywhere();
   }
 
   /** Adds a URI to the server's allowed list; one already there keeps its place. False when it was there. */

@@ -9,10 +9,10 @@
  * is nothing where a call arrives alone. In the proxy's bench at 10 connections, 4 to 5 calls
  * shared a read (0.22 statements a call, counted in pg_stat_database).
  *
- * Used for a proxied call's read on PostgreSQL (audience-repository.ts), where every call reads: no
- * node learns of another's commit in time to answer from memory. Each call's statement is sent after
- * the call asked, so what it reads is what a statement of its own would read at that moment or later:
- * every commit acknowledged before the call (a revocation on any node) is seen, exactly as before.
+ * Used for a proxied call's read on PostgreSQL (audience-repository.ts) where it is not answered from
+ * memory (change-feed.ts). Each call's statement is sent after the call asked, so what it reads is
+ * what a statement of its own would read at that moment or later: every commit acknowledged before
+ * the call (a revocation on any node) is seen, exactly as before.
  * And for the guarded write of a credential's lastUsedAt (credentials-repository.ts), which calls
  * spread over a large audience make on nearly every call.
  */

@@ -1,13 +1,18 @@
 /**
- * A proxied call's read is answered from memory on SQLite until anything is committed
+ * A proxied call's read is answered from memory until a change is committed
  * (store/reads-until-change.ts): the same object while nothing changes, so a busy end user's calls
- * cost no statement and no decryption; yet a change committed by anyone is seen by the very next call:
- * a credential deleted or marked needs_reauth by another process's SQL, an account key revoked by the
- * CLI, a credential stored anew by the services. On PostgreSQL every call reads, the calls that ask
- * together in one statement (store/statements-together.ts), which gives each call its own read.
+ * cost no statement and no decryption; yet a change is seen at once. On SQLite any commit, by anyone,
+ * is seen by the very next call: a credential deleted or marked needs_reauth by another process's
+ * SQL, an account key revoked by the CLI, a credential stored anew by the services. On PostgreSQL
+ * (store/change-feed.ts) Keyward's own changes are seen by the next call of every node (the CLI's
+ * too), and another process's SQL once its notification has arrived, a moment later; the calls that
+ * read together share one statement (store/statements-together.ts), which gives each call its own
+ * read. Three nodes: proxy-reads-nodes.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
@@ -65,20 +70,43 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
   const proxy = (externalUserId: string, callHeaders = headers) =>
     t.app.inject({ method: 'GET', url: `/v1/end-users/${externalUserId}/proxy/ledger/items`, headers: callHeaders });
   const connect = (externalUserId: string, apiKey: string) => connectStatic(t.app, headers, { provider: 'ledger', externalUserId, values: { apiKey } });
-  /** Three calls that pass: on SQLite, the read is kept from the first on. */
+  /** Three calls that pass: the read is kept from the first on (on PostgreSQL once the node's feed holds its lease). */
   const inUse = async (externalUserId: string, callHeaders = headers) => {
     for (let i = 0; i < 3; i++) expect((await proxy(externalUserId, callHeaders)).statusCode).toBe(200);
   };
+  /** The read, once kept: the same object twice in a row (on PostgreSQL the feed holds its lease a moment after the first read). */
+  const kept = async (externalUserId: string) => {
+    const giveUpAt = performance.now() + 10_000;
+    for (;;) {
+      const first = await read(externalUserId);
+      if ((await read(externalUserId)) === first) return first;
+      if (performance.now() > giveUpAt) throw new Error('the read was never kept');
+      await sleep(20);
+    }
+  };
+  /**
+   * Waits, on PostgreSQL, until the node has heard of a change committed elsewhere without Keyward
+   * (another process's SQL), which its notification tells a moment after the commit: the read kept
+   * before it is dropped then. On SQLite the next read sees it: nothing to wait for.
+   */
+  const heardOfChange = async (externalUserId: string, keptBefore: object) => {
+    if (engine === 'sqlite') return;
+    const giveUpAt = performance.now() + 5000;
+    while ((await read(externalUserId)) === keptBefore) {
+      if (performance.now() > giveUpAt) throw new Error('the change was never heard of');
+      await sleep(10);
+    }
+  };
 
-  it('is the same object while nothing is committed on SQLite, a new one after any commit; on PostgreSQL a new one each time', async () => {
+  it('is the same object while nothing is committed, a new one after a change to the audience', async () => {
     await connect('u_same', 'sk_same_0123456789');
-    const first = await read('u_same');
+    const first = await kept('u_same');
     expect(first.credential?.provider).toBe('ledger');
     const again = await read('u_same');
-    expect(again === first).toBe(engine === 'sqlite');
-    expect(again).toEqual(first);
-    // Any commit, even one that touches another member, drops what was kept.
+    expect(again).toBe(first);
+    // A change to the audience, even one that touches another member, drops what was kept.
     await connect('u_other', 'sk_other_0123456789');
+    await heardOfChange('u_same', first);
     const after = await read('u_same');
     expect(after === first).toBe(false);
     expect(after).toEqual(first);
@@ -195,19 +223,21 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     expect(api.received.map((r) => r.headers.authorization)).toEqual([...Array(3).fill('Bearer sk_first_0123456789'), 'Bearer sk_second_0123456789']);
   });
 
-  it('refuses, at the next call, a credential another process deleted with SQL', async () => {
+  it('refuses a credential another process deleted with SQL, at the next call (on PostgreSQL once notified)', async () => {
     await connect('u_sql', 'sk_sql_0123456789');
     await inUse('u_sql');
-    const { member } = await read('u_sql');
-    sqlInAnotherProcess(t.database.url, 'delete from credentials where member_id = $1', member!.id);
+    const before = await read('u_sql');
+    sqlInAnotherProcess(t.database.url, 'delete from credentials where member_id = $1', before.member!.id);
+    await heardOfChange('u_sql', before);
     expectProblem(await proxy('u_sql'), 404, 'credential_not_found');
   });
 
-  it('refuses, at the next call, a credential another process marked as needing the end user again', async () => {
+  it('refuses a credential another process marked as needing the end user again, at the next call (on PostgreSQL once notified)', async () => {
     await connect('u_reauth', 'sk_reauth_0123456789');
     await inUse('u_reauth');
-    const { credential } = await read('u_reauth');
-    sqlInAnotherProcess(t.database.url, "update credentials set status = 'needs_reauth', error_code = 'credential_rejected' where id = $1", credential!.id);
+    const before = await read('u_reauth');
+    sqlInAnotherProcess(t.database.url, "update credentials set status = 'needs_reauth', error_code = 'credential_rejected' where id = $1", before.credential!.id);
+    await heardOfChange('u_reauth', before);
     expectProblem(await proxy('u_reauth'), 409, 'credential_needs_reauth');
   });
 
@@ -219,9 +249,11 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     await inUse('u_source');
     await inUse('u_target');
     const source = (await read('u_source')).credential!;
-    const target = (await read('u_target')).credential!;
+    const targetRead = await read('u_target');
+    const target = targetRead.credential!;
     api.reset();
     sqlInAnotherProcess(t.database.url, `update credentials set secret = (select secret from credentials where id = '${source.id}') where id = $1`, target.id);
+    await heardOfChange('u_target', targetRead);
     const answer = await proxy('u_target');
     expect(answer.statusCode).toBe(500);
     expect(api.received).toEqual([]);

@@ -36,6 +36,7 @@ export const ALL_MIGRATIONS = [
   '021-connect-sessions',
   '022-expiry-notices',
   '023-connect-popup-flows',
+  '024-change-feed',
 ];
 
 export interface TestDatabase {

@@ -205,9 +205,10 @@ export interface SecondNode {
  * be: the same URL and master key, but its own connections, vault, clock, logger and app, so nothing
  * they share lives in this process. Give it the options the first node was started with.
  */
-export async function startSecondNode(t: TestApp, options: TestAppOptions = {}): Promise<SecondNode> {
+export async function startSecondNode(t: TestApp, options: TestAppOptions & { databaseUrl?: string } = {}): Promise<SecondNode> {
   const clock = new TestClock(t.clock.now().getTime());
-  const node = await openNode(t.database.url, t.masterKey, clock, {
+  // Another way to the same database (through a relay) where a test asks for one.
+  const node = await openNode(options.databaseUrl ?? t.database.url, t.masterKey, clock, {
     publicUrl: t.ctx.publicUrl,
     providerTimeoutMs: t.ctx.providerTimeoutMs,
     allowPrivateUrls: t.ctx.outbound.allowPrivateUrls,

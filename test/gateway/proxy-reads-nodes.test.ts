@@ -1,0 +1,198 @@
+/**
+ * A proxied call's read kept in memory on PostgreSQL by three nodes sharing the database
+ * (store/change-feed.ts): each node answers a busy end user's calls from memory once its feed holds a
+ * lease, and a revocation on any node, or by the CLI in a process of its own, is answered only once
+ * every node will refuse the credential at its next call. A node that cannot hear (its session cut,
+ * its process stopped) keeps nothing, and holds a revocation back for its lease at most.
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ACTOR } from '../../src/services/context.js';
+import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
+import { FEED_APPLICATION_NAME, LEASE_MS } from '../../src/store/change-feed.js';
+import type { MemberCredentialForProxy } from '../../src/store/proxy-reads.js';
+import { type ApiStandIn, startApiStandIn } from '../helpers/api-stand-in.js';
+import { cliEnv, cliJson, type ServeProcess, startServe } from '../helpers/cli-process.js';
+import { startDelayingRelay } from '../helpers/delaying-relay.js';
+import { connectStatic } from '../helpers/hosted-form.js';
+import { expectProblem } from '../helpers/problem-assertions.js';
+import { newAccountKey, type SecondNode, startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+
+const SLOW = 120_000;
+
+describe('a proxied call’s read kept by three nodes on PostgreSQL', () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  let headers: Record<string, string>;
+  let api: ApiStandIn;
+  let others: SecondNode[];
+  const serves: ServeProcess[] = [];
+
+  beforeAll(async () => {
+    api = await startApiStandIn();
+    ({ t, tenant, headers } = await startWithTenant('postgres'));
+    others = [await startSecondNode(t), await startSecondNode(t)];
+    await addCustomStaticProvider(t.ctx, {
+      serverId: tenant.serverId,
+      slug: 'ledger',
+      fields: [{ name: 'apiKey', label: 'API key', secret: true, required: true }],
+      api: { apiBaseUrl: `${api.url}/v1`, auth: 'bearer:apiKey' },
+      actor: CLI_ACTOR,
+    });
+  }, SLOW);
+  afterAll(async () => {
+    for (const serve of serves) {
+      serve.child.kill('SIGCONT');
+      await serve.stop().catch(() => undefined);
+    }
+    for (const node of others ?? []) await node.close();
+    await t?.close();
+    await api?.close();
+  }, SLOW);
+
+  const nodes = () => [t, ...others];
+  const read = (node: Pick<TestApp, 'ctx'>, externalUserId: string) =>
+    node.ctx.store.audience.memberCredentialForProxy(tenant.serverId, externalUserId, 'ledger');
+  const proxy = (node: Pick<TestApp, 'app'>, externalUserId: string, callHeaders = headers) =>
+    node.app.inject({ method: 'GET', url: `/v1/end-users/${externalUserId}/proxy/ledger/items`, headers: callHeaders });
+  const connect = (externalUserId: string) =>
+    connectStatic(t.app, headers, { provider: 'ledger', externalUserId, values: { apiKey: `sk_${externalUserId}_0123456789` } });
+
+  /** The node's read once it answers it from memory: the same object twice in a row (its feed holds a lease by then). */
+  async function keptBy(node: Pick<TestApp, 'ctx'>, externalUserId: string): Promise<MemberCredentialForProxy> {
+    const giveUpAt = performance.now() + 10_000;
+    for (;;) {
+      const first = await read(node, externalUserId);
+      if ((await read(node, externalUserId)) === first) return first;
+      if (performance.now() > giveUpAt) throw new Error('the node never kept the read');
+      await sleep(50);
+    }
+  }
+
+  /** Cuts every feed's session from the server's side, as a restart of the database or a lost network would. */
+  async function cutFeedSessions(): Promise<number> {
+    const admin = new pg.Client(t.database.url);
+    await admin.connect();
+    try {
+      const { rowCount } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [FEED_APPLICATION_NAME]);
+      return rowCount ?? 0;
+    } finally {
+      await admin.end();
+    }
+  }
+
+  it('is answered from memory on every node, and a revocation on one is refused at the next call of every node', { timeout: SLOW }, async () => {
+    await connect('u_kept');
+    await connect('u_member');
+    for (const node of nodes()) {
+      const kept = await keptBy(node, 'u_kept');
+      expect(kept.credential?.external_user_id).toBe('u_kept');
+      expect(await read(node, 'u_kept')).toBe(kept);
+      await keptBy(node, 'u_member');
+      expect((await proxy(node, 'u_kept')).statusCode).toBe(200);
+    }
+    // One credential revoked, then a whole member (a transaction: the wait comes after its commit).
+    const started = performance.now();
+    expect((await others[0]!.app.inject({ method: 'DELETE', url: '/v1/end-users/u_kept?provider=ledger', headers })).statusCode).toBe(200);
+    expect((await others[1]!.app.inject({ method: 'DELETE', url: '/v1/end-users/u_member', headers })).statusCode).toBe(200);
+    // Every node heard both at once: neither waited for a lease to run out.
+    expect(performance.now() - started).toBeLessThan(LEASE_MS);
+    api.reset();
+    for (const node of nodes()) {
+      expect((await read(node, 'u_kept')).credential).toBeUndefined();
+      expectProblem(await proxy(node, 'u_kept'), 404, 'credential_not_found');
+      expect((await read(node, 'u_member')).member).toBeUndefined();
+    }
+    expect(api.received).toHaveLength(0);
+  });
+
+  it('answers a revocation only once a node whose database answers late has heard it', { timeout: SLOW }, async () => {
+    // A fourth node whose every byte from the database arrives 400 ms late, its notifications too:
+    // a node that answered from memory as soon as the revocation was committed would pass the call.
+    const database = new URL(t.database.url);
+    const relay = await startDelayingRelay({ host: database.hostname, port: Number(database.port) }, 400);
+    const late = await startSecondNode(t, { databaseUrl: Object.assign(new URL(database), { hostname: '127.0.0.1', port: String(relay.port) }).href });
+    try {
+      await connect('u_late');
+      await keptBy(late, 'u_late');
+      expect((await proxy(late, 'u_late')).statusCode).toBe(200);
+      const started = performance.now();
+      expect((await t.app.inject({ method: 'DELETE', url: '/v1/end-users/u_late?provider=ledger', headers })).statusCode).toBe(200);
+      const waited = performance.now() - started;
+      api.reset();
+      expectProblem(await proxy(late, 'u_late'), 404, 'credential_not_found');
+      expect(api.received).toHaveLength(0);
+      // The revocation was answered once the late node had heard it: 400 ms after it was sent at least.
+      expect(waited).toBeGreaterThan(400);
+    } finally {
+      await late.close();
+      await relay.close();
+    }
+  });
+
+  it('refuses an account key the CLI revoked, in a process without a feed of its own, at the next call of every node', { timeout: SLOW }, async () => {
+    await connect('u_key');
+    const { keyId, headers: keyHeaders } = await newAccountKey(t.ctx, tenant, { label: 'revoked-by-cli' });
+    for (const node of nodes()) {
+      await keptBy(node, 'u_key');
+      expect((await proxy(node, 'u_key', keyHeaders)).statusCode).toBe(200);
+    }
+    await cliJson(cliEnv({ KEYWARD_DATABASE_URL: t.database.url, KEYWARD_MASTER_KEY: t.masterKey.toString('base64') }), ['key', 'revoke', '--key', keyId]);
+    for (const node of nodes()) expectProblem(await proxy(node, 'u_key', keyHeaders), 401, 'account_key_revoked');
+  });
+
+  it('keeps nothing on a node whose session was cut until it listens again, and refuses what was revoked meanwhile', { timeout: SLOW }, async () => {
+    await connect('u_cut');
+    for (const node of nodes()) await keptBy(node, 'u_cut');
+    expect(await cutFeedSessions()).toBe(3);
+    // The cut is seen as the session's end: from then on every read is made afresh.
+    await sleep(100);
+    for (const node of nodes()) {
+      const [first, second] = [await read(node, 'u_cut'), await read(node, 'u_cut')];
+      expect(second).not.toBe(first);
+      expect(second).toEqual(first);
+    }
+    const started = performance.now();
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/end-users/u_cut?provider=ledger', headers })).statusCode).toBe(200);
+    // The cut nodes' leases were still live in the database: the revocation waited for them to listen
+    // again (and see it) or for their leases to end, whichever came first, and no longer.
+    expect(performance.now() - started).toBeLessThan(LEASE_MS + 1000);
+    for (const node of nodes()) expectProblem(await proxy(node, 'u_cut'), 404, 'credential_not_found');
+    // And each node listens again, and keeps reads again.
+    await connect('u_after_cut');
+    for (const node of nodes()) expect((await keptBy(node, 'u_after_cut')).credential?.external_user_id).toBe('u_after_cut');
+  });
+
+  it('holds a revocation back for a stopped node’s lease at most, and the node refuses it once running again', { timeout: SLOW }, async () => {
+    await connect('u_stopped');
+    const serve = await startServe(
+      cliEnv({
+        KEYWARD_DATABASE_URL: t.database.url,
+        KEYWARD_MASTER_KEY: t.masterKey.toString('base64'),
+        KEYWARD_HOST: '127.0.0.1',
+        KEYWARD_PORT: '0',
+      }),
+    );
+    serves.push(serve);
+    const call = () => fetch(`${serve.address}/v1/end-users/u_stopped/proxy/ledger/items`, { headers });
+    expect((await call()).status).toBe(200);
+    // Its feed registers within the first call's moment; a lease's renewal later it surely holds one.
+    await sleep(1500);
+    expect((await call()).status).toBe(200);
+
+    serve.child.kill('SIGSTOP');
+    const started = performance.now();
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/end-users/u_stopped?provider=ledger', headers })).statusCode).toBe(200);
+    const waited = performance.now() - started;
+    // It could not hear: the revocation waited for its lease to run out, which a renewal a second
+    // before the stop had set LEASE_MS ahead at most.
+    expect(waited).toBeGreaterThan(LEASE_MS - 2000);
+    expect(waited).toBeLessThan(LEASE_MS + 1000);
+    serve.child.kill('SIGCONT');
+    const after = await call();
+    expect(after.status).toBe(404);
+    expect(((await after.json()) as { code: string }).code).toBe('credential_not_found');
+  });
+});
