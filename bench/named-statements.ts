@@ -27,7 +27,7 @@ const runner: QueryRunner = (text, values, name) => reader(text, values, named ?
 const noChunks = (): never => {
   throw new Error('this bench reads no statement in chunks');
 };
-const audience = new AudienceRepository(new Connections('postgres', store.db, runner, runner, noChunks, null));
+const audience = new AudienceRepository(new Connections('postgres', store.db, runner, runner, noChunks, null, null));
 
 async function round(asNamed: boolean): Promise<{ cpu: number; wall: number }> {
   named = asNamed;

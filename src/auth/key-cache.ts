@@ -7,7 +7,9 @@
  * refuse a key, or change what the guard tells the handler (a server made write-only), bumps that
  * version in its own transaction (the triggers of migrations 007 and 015), so a request that starts
  * after a revocation, a rotation, a mode change or a write-only switch commits, on any node, finds a new
- * version, empties the cache and reads the keys afresh. Expiry needs no version: the guard compares
+ * version, empties the cache and reads the keys afresh. (A proxied call takes the version from its
+ * read, which on PostgreSQL a node keeps in memory: a change made through Keyward is answered only once
+ * every node has heard of it, store/change-feed.ts.) Expiry needs no version: the guard compares
  * the cached expiresAt with the clock on every request. Unknown digests are not cached: a guess costs
  * one indexed read, and the per-address failure limit bounds how many a client makes.
  *

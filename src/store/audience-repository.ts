@@ -47,7 +47,7 @@ export interface StoredProfile {
 }
 
 /**
- * Proxied calls' reads kept on SQLite while nothing is committed: one per (server, provider, end user)
+ * Proxied calls' reads kept while nothing is committed (reads-until-change.ts): one per (server, provider, end user)
  * with a credential in use, 10,000 at most and 32 MiB at most (a read of short values counts ~3 KiB,
  * so the first bound is the one met). A read's size is the stored data's to decide (a static
  * credential's fields of up to 4,096 characters each, an OAuth provider's tokens, a custom provider's

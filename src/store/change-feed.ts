@@ -34,6 +34,16 @@ const RENEW_EVERY_MS = 1000;
 const LEASE_MARGIN_MS = 500;
 /** A lost session is opened again after this. */
 const LISTEN_AGAIN_AFTER_MS = 1000;
+/** How long closing waits for the node's row to be deleted (else its lease runs out by itself). */
+const CLOSE_WAIT_MS = 1000;
+/** A node's row whose lease ended this long ago is deleted by the next node that registers (its node is gone). */
+const FORGET_NODES_AFTER = '1 hour';
+/**
+ * The statements below hold a lease only on the session that is listening: behind a pooler that hands
+ * statements to other sessions, or after an UNLISTEN, a node would otherwise hold a lease it cannot
+ * keep, and hear nothing.
+ */
+const WHILE_LISTENING = `exists (select from pg_listening_channels() channel where channel = '${CHANNEL}')`;
 
 /**
  * One node's feed: its mark, and the session that listens and holds its lease. The session is opened
@@ -48,6 +58,8 @@ export class ChangeFeed {
   #seen = 0;
   #session: pg.Client | null = null;
   #renewal: NodeJS.Timeout | null = null;
+  /** When the renewal under way was asked (performance.now()), or null. */
+  #renewalAsked: number | null = null;
   #seenWriteAsked = false;
   #started = false;
   #closed = false;
@@ -71,8 +83,16 @@ export class ChangeFeed {
     const session = this.#session;
     this.#session = null;
     if (!session) return;
-    // Gone from the table, writers stop waiting for this node at once instead of for its lease.
-    await session.query('delete from caching_nodes where node_id = $1', [this.#nodeId]).catch(() => undefined);
+    // Gone from the table, writers stop waiting for this node at once instead of for its lease; a
+    // session that does not answer is not waited for long (the lease then runs out by itself).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      session.query('delete from caching_nodes where node_id = $1', [this.#nodeId]).catch(() => undefined),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     await session.end().catch(() => undefined);
   }
 
@@ -90,34 +110,54 @@ export class ChangeFeed {
       // change was committed before that reading, and this node reads afresh from then on). A sequence
       // not yet drawn from holds its first value unused (is_called false).
       await session.query(`listen ${CHANNEL}`);
+      await session.query(`delete from caching_nodes where lease_until < now() - interval '${FORGET_NODES_AFTER}'`);
       const asked = performance.now();
-      await session.query(
+      const registered = await session.query(
         `insert into caching_nodes (node_id, lease_until, seen_token)
-         values ($1, now() + make_interval(secs => $2), (select case when is_called then last_value else 0 end from change_tokens))
+         select $1, now() + make_interval(secs => $2), (select case when is_called then last_value else 0 end from change_tokens)
+         where ${WHILE_LISTENING}
          on conflict (node_id) do update set lease_until = excluded.lease_until, seen_token = greatest(caching_nodes.seen_token, excluded.seen_token)`,
         [this.#nodeId, LEASE_MS / 1000],
       );
       if (this.#session !== session) return;
+      if (registered.rowCount !== 1) throw new Error('the change feed registered on a session that does not listen');
       // Whatever was kept before this registration was kept unheard: forgotten.
       this.#mark += 1;
       this.#leaseEndsAt = asked + LEASE_MS - LEASE_MARGIN_MS;
-      this.#renewal = setInterval(() => void this.#renew(session), RENEW_EVERY_MS).unref();
+      this.#renewal = setInterval(() => this.#renewDue(session), RENEW_EVERY_MS).unref();
     } catch {
       this.#lost(session);
     }
   }
 
+  /** One renewal at a time; one that has not been answered within a lease means the session is gone (a network that drops packets). */
+  #renewDue(session: pg.Client): void {
+    if (this.#renewalAsked === null) void this.#renew(session);
+    else if (performance.now() - this.#renewalAsked > LEASE_MS) this.#lost(session);
+  }
+
   /** Renews the lease and writes the newest token seen (so a write of it that failed is made good). */
   async #renew(session: pg.Client): Promise<void> {
     const asked = performance.now();
+    this.#renewalAsked = asked;
     try {
-      await session.query(
-        'update caching_nodes set lease_until = now() + make_interval(secs => $2), seen_token = greatest(seen_token, $3) where node_id = $1',
+      const renewed = await session.query(
+        `update caching_nodes set lease_until = now() + make_interval(secs => $2), seen_token = greatest(seen_token, $3)
+         where node_id = $1 and ${WHILE_LISTENING}`,
         [this.#nodeId, LEASE_MS / 1000, this.#seen],
       );
-      if (this.#session === session) this.#leaseEndsAt = asked + LEASE_MS - LEASE_MARGIN_MS;
+      if (this.#session !== session) return;
+      // The row gone (deleted by hand, a database restored) or the session no longer listening: no
+      // writer waits for this node, so it must keep nothing. It registers afresh.
+      if (renewed.rowCount !== 1) return this.#lost(session);
+      // A lease that had run out (the process starved, paused) was not waited for by writers meanwhile:
+      // what was kept before is forgotten, as at a registration.
+      if (performance.now() >= this.#leaseEndsAt) this.#mark += 1;
+      this.#leaseEndsAt = asked + LEASE_MS - LEASE_MARGIN_MS;
     } catch {
       this.#lost(session);
+    } finally {
+      if (this.#session === session) this.#renewalAsked = null;
     }
   }
 
@@ -132,7 +172,9 @@ export class ChangeFeed {
     setImmediate(() => {
       this.#seenWriteAsked = false;
       const session = this.#session;
-      session?.query('update caching_nodes set seen_token = greatest(seen_token, $2) where node_id = $1', [this.#nodeId, this.#seen]).catch(() => this.#lost(session));
+      session
+        ?.query('update caching_nodes set seen_token = greatest(seen_token, $2) where node_id = $1', [this.#nodeId, this.#seen])
+        .catch(() => this.#lost(session));
     });
   }
 
@@ -144,6 +186,7 @@ export class ChangeFeed {
     this.#mark += 1;
     if (this.#renewal) clearInterval(this.#renewal);
     this.#renewal = null;
+    this.#renewalAsked = null;
     session.end().catch(() => undefined);
     if (!this.#closed) setTimeout(() => void this.#listen(), LISTEN_AGAIN_AFTER_MS).unref();
   }
@@ -159,7 +202,9 @@ export async function untilSeenEverywhere(run: QueryRunner): Promise<void> {
   const [drawn] = (await run(`select t::text as token, pg_notify('${CHANNEL}', t::text) from (select nextval('change_tokens') as t) drawn`, [])) as {
     token: string;
   }[];
-  // A node cannot stay behind longer than a lease: this bound is never reached while clocks keep time.
+  // A node cannot stay behind longer than its lease: it holds one only on a session that listens
+  // (WHILE_LISTENING), which hears every token. This bound is a last guard (a clock that jumps), past
+  // which the change is answered as it would have been without a feed.
   const giveUpAt = performance.now() + 2 * LEASE_MS;
   for (let pause = 1; ; pause = Math.min(2 * pause, 50)) {
     const behind = await run('select 1 from caching_nodes where lease_until > now() and seen_token < $1 limit 1', [drawn!.token]);

@@ -4,6 +4,7 @@
  * of a member with its credentials in one statement are the audience's (audience-repository.ts).
  */
 import type { Insertable, Updateable } from 'kysely';
+import { BoundedMap } from '../primitives/insertion-ordered-map.js';
 import type { Connections } from './connections.js';
 import { asText, preparedPerCount } from './prepared.js';
 import { Repository } from './repository.js';
@@ -81,11 +82,16 @@ export type RefreshOutcome = Pick<
 /** Uses written in one statement at most (statements-together.ts); one statement text per count up to it. */
 const USES_TOGETHER = 16;
 
+/** Credentials whose latest recorded use a node remembers; past it the oldest is forgotten (a write the guard refuses is all it costs). */
+const USES_RECORDED_KEPT = 100_000;
+
 /** A use to record: the credential, when, and the threshold a recorded use must be older than. */
 type Use = [id: string, at: string, threshold: string];
 
 export class CredentialsRepository extends Repository {
   readonly #usesTogether: StatementsTogether<Use, string>;
+  /** The latest use this node recorded (or saw recorded) per credential, for the credentials used lately. */
+  readonly #usesRecorded = new BoundedMap<string>(USES_RECORDED_KEPT);
 
   constructor(connections: Connections) {
     super(connections);
@@ -161,7 +167,14 @@ export class CredentialsRepository extends Repository {
    */
   recordUse(id: string, at: string, threshold: string): Promise<string> {
     if (this.connections.inTransaction) return Promise.reject(new Error('recordUse was called inside a transaction'));
-    return this.#usesTogether.get(id, [id, at, threshold]);
+    // A use this node recorded within the minute: nothing to write. The row the caller read may not
+    // show it: a kept read (reads-until-change.ts) is not dropped on PostgreSQL for lastUsedAt alone.
+    const recorded = this.#usesRecorded.get(id);
+    if (recorded !== undefined && recorded > threshold) return Promise.resolve(recorded);
+    return this.#usesTogether.get(id, [id, at, threshold]).then((answer) => {
+      this.#usesRecorded.set(id, answer);
+      return answer;
+    });
   }
 
   /**
@@ -239,8 +252,9 @@ export class CredentialsRepository extends Repository {
       .where('refresh_lease_holder', '=', holder)
       .executeTakeFirst();
     if (ended.numUpdatedRows === 0n) return false;
-    // A new token, or needs_reauth: what every node's next call sends, or refuses.
-    await this.connections.seenEverywhere();
+    // A credential that needs the end user again is refused by every node's next call. A new token
+    // is not waited for: the old one still works until it expires, and nodes hear of it a moment later.
+    if (outcome.status === 'needs_reauth') await this.connections.seenEverywhere();
     return true;
   }
 }

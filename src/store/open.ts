@@ -16,8 +16,8 @@ import {
   SqliteDriver,
 } from 'kysely';
 import pg from 'pg';
-import { ClassifyingDialect } from './classifying-dialect.js';
 import { ChangeFeed, untilSeenEverywhere } from './change-feed.js';
+import { ClassifyingDialect } from './classifying-dialect.js';
 import { type ChangeMark, type ChunkReader, Connections, type Engine, type QueryRunner, type UntilSeenEverywhere } from './connections.js';
 import { postgresRunner } from './postgres-runner.js';
 import type { Database } from './schema.js';

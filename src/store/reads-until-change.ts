@@ -1,16 +1,17 @@
 /**
- * A read answered from memory until anything is committed to the database, by any connection of any
- * process: on SQLite, whose change mark (PRAGMA data_version on the reader, ~3 µs) moves with every
+ * A read answered from memory until a change is committed to the database, by any connection of any
+ * process. On SQLite any commit: its change mark (PRAGMA data_version on the reader, ~3 µs) moves with every
  * commit made elsewhere, so a value kept under the mark it was read at is exactly what the statement
  * would return while the mark holds. A revocation, a refresh, a key change, a CLI command beside the
  * service: each is a commit, so each is seen by the very next call. On PostgreSQL the mark is the
  * node's change feed (change-feed.ts): it moves when a commit that changes a kept read is notified,
- * and Keyward's own changes that close a door are answered only once every node has moved it.
+ * and Keyward's own changes that close a door are answered only once every node has moved it; an
+ * operator's SQL is seen once its notice arrives, a moment after its commit.
  *
  * The mark is taken once per turn of the event loop, in its check phase, for every call that asked
  * for it in that turn (markEachTurn below): taken per call, it cost ~27 µs a call in the proxy's bench
  * (two fcntl locks and SQLite's read transaction, against 3.4 µs in a loop); once a turn, ~7 µs
- * (bench/RESULTS.md). Each call's mark is still taken after the call asked, so every commit
+ * (bench/RESULTS.md). Each call's mark is still taken after the call asked, so every change
  * acknowledged before it is seen, as with a mark of its own.
  *
  * The same object is handed out while it is kept, so callers must not change it, and may key what

@@ -12,7 +12,7 @@
  * Used for a proxied call's read on PostgreSQL (audience-repository.ts) where it is not answered from
  * memory (change-feed.ts). Each call's statement is sent after the call asked, so what it reads is
  * what a statement of its own would read at that moment or later: every commit acknowledged before
- * the call (a revocation on any node) is seen, exactly as before.
+ * the call (a revocation on any node) is seen.
  * And for the guarded write of a credential's lastUsedAt (credentials-repository.ts), which calls
  * spread over a large audience make on nearly every call.
  */

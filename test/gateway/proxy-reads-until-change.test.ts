@@ -236,7 +236,11 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     await connect('u_reauth', 'sk_reauth_0123456789');
     await inUse('u_reauth');
     const before = await read('u_reauth');
-    sqlInAnotherProcess(t.database.url, "update credentials set status = 'needs_reauth', error_code = 'credential_rejected' where id = $1", before.credential!.id);
+    sqlInAnotherProcess(
+      t.database.url,
+      "update credentials set status = 'needs_reauth', error_code = 'credential_rejected' where id = $1",
+      before.credential!.id,
+    );
     await heardOfChange('u_reauth', before);
     expectProblem(await proxy('u_reauth'), 409, 'credential_needs_reauth');
   });

@@ -2,8 +2,8 @@
  * Credentials' secrets as opened, kept by the bytes they were sealed in, for the two paths that open
  * them on every request: a member's read (GET /v1/end-users/{id}) and a proxied call.
  *
- * Why: both read the credential's row afresh every time on PostgreSQL (a revocation must be seen at
- * once on every node), and on SQLite after any commit; yet the sealed bytes they find are the same
+ * Why: both read the credential's row afresh after a change is committed (a proxied call's read is
+ * kept until then: store/reads-until-change.ts), and a member's read every time; yet the sealed bytes they find are the same
  * until the credential itself changes, and opening them (AES-GCM, then the JSON) cost ~40 µs a
  * credential (bench/RESULTS.md). What is found here is what opening would give:
  * - the key is the sealed bytes and the associated data they were sealed under, so a changed secret
@@ -16,7 +16,7 @@
  * Exposure: the process holds the master key, which opens every stored secret, so a secret kept here is
  * no new exposure to whoever can read its memory; what is new is a revoked credential's secret left in
  * memory after its row was erased, and for that everything kept is dropped every minute, the bound the
- * reads kept on SQLite have (store/reads-until-change.ts). Kept frozen: the read puts a static
+ * proxied calls' reads kept have (store/reads-until-change.ts). Kept frozen: the read puts a static
  * credential's values in its answer as they are, so nothing may change them for the next request.
  */
 import { BoundedMap, clearEvery } from '../../primitives/insertion-ordered-map.js';

@@ -83,9 +83,9 @@ export async function readForProxy(ctx: ServiceContext, serverId: string, extern
 /**
  * What a read gives every call made with it, worked out once per read object: its provider, and the
  * auth to inject while the credential is used as read. The store hands out the same object until
- * anything is committed, and for a minute at most (on SQLite: store/reads-until-change.ts), so a busy
- * end user's calls work it out once a minute, or once per revocation, refresh or other change; a new
- * read is a new object (on PostgreSQL, every statement's), and then the secret is still opened only once a
+ * a change is committed, and for a minute at most (store/reads-until-change.ts), so a busy end user's
+ * calls work it out once a minute, or once per revocation, refresh or other change; a new read is a
+ * new object, and then the secret is still opened only once a
  * minute per sealed value (credentials/opened-secrets.ts), and a custom definition parsed once per
  * text (parsedDefinitions below). Held weakly: what was worked out goes with the read. (The process
  * holds the master key, which opens every stored secret, so an opened one kept this long is no new
@@ -98,8 +98,8 @@ interface WorkedOut {
 const workedOut = new WeakMap<Readonly<MemberCredentialForProxy>, WorkedOut>();
 
 /**
- * Custom providers' definitions as parsed, by their text. A read is a new object on every statement on
- * PostgreSQL, and after every commit on SQLite, yet the few definitions it carries are the same texts:
+ * Custom providers' definitions as parsed, by their text. A read is a new object after every change
+ * committed (on PostgreSQL, every change the feed notifies), yet the few definitions it carries are the same texts:
  * parsing one again cost ~15 µs a call where calls are spread over many end users (bench/RESULTS.md,
  * "Calls spread over an audience"). A changed definition is another text, so nothing stale is found;
  * the parsed objects are shared, and never written.

@@ -7,7 +7,8 @@ import type { Engine } from '../connections.js';
  * moved to another account or deleted) bumps it in the change's own transaction, by a trigger, so
  * no write path (API, dashboard, CLI in another process, an operator's SQL) can forget to. Each node
  * keeps the guard's lookups in memory and checks this version on every request (auth-lookups.ts):
- * a request that starts after the change commits sees the new version and reads the keys afresh.
+ * a request that starts after the change commits sees the new version and reads the keys afresh
+ * (a proxied call on PostgreSQL once its node has heard of it: migration 024).
  *
  * Only rows that change, in the columns that decide a guard's answer, fire it: lastUsedAt and the
  * browser-exposure record change on their own schedule and must not empty every node's cache.
