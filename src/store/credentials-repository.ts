@@ -88,9 +88,15 @@ const USES_RECORDED_KEPT = 100_000;
 /** A use to record: the credential, when, and the threshold a recorded use must be older than. */
 type Use = [id: string, at: string, threshold: string];
 
+/** A use's answer, and whether its statement wrote it (the guard may have found a use within the minute). */
+interface RecordedUse {
+  at: string;
+  written: boolean;
+}
+
 export class CredentialsRepository extends Repository {
-  readonly #usesTogether: StatementsTogether<Use, string>;
-  /** The latest use this node recorded (or saw recorded) per credential, for the credentials used lately. */
+  readonly #usesTogether: StatementsTogether<Use, RecordedUse>;
+  /** The latest use this node wrote per credential, for the credentials used lately. */
   readonly #usesRecorded = new BoundedMap<string>(USES_RECORDED_KEPT);
 
   constructor(connections: Connections) {
@@ -107,17 +113,18 @@ export class CredentialsRepository extends Repository {
           .updateTable('credentials')
           .set({ last_used_at: asText(at) })
           .where('id', 'in', ids.map(asText))
-          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', asText(threshold))])),
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', asText(threshold))]))
+          .returning('id'),
     );
     // Calls spread over a large audience use a credential not used within the minute on nearly every
     // call: the uses asked in one turn are one statement (on SQLite one commit), at the latest of their
     // times (they are within a turn of each other). The statement runs in the async context of the
     // call that asked first, which is outside any transaction: recordUse refuses a caller inside one.
-    this.#usesTogether = new StatementsTogether<Use, string>(
+    this.#usesTogether = new StatementsTogether<Use, RecordedUse>(
       async (uses) => {
         const [, at, threshold] = uses.reduce((latest, use) => (use[1] > latest[1] ? use : latest));
-        await recordUses(uses.length)(at, threshold, ...uses.map(([id]) => id));
-        return uses.map(() => at);
+        const written = new Set((await recordUses(uses.length)(at, threshold, ...uses.map(([id]) => id))).map((row) => row.id));
+        return uses.map(([id]) => ({ at, written: written.has(id) }));
       },
       USES_TOGETHER,
       (error) => !(error instanceof DatabaseUnavailable),
@@ -163,17 +170,18 @@ export class CredentialsRepository extends Repository {
    * UPDATE, never read-modify-write, so readers and proxied calls on every node write at most once a
    * minute between them. It runs alone (Connections.runAlone): never inside a transaction. Uses asked
    * in the same turn go in one statement, at the latest of their times, which is the answer (written
-   * unless a use within the minute shut the guard).
+   * unless a use within the minute shut the guard). A use this node wrote within the minute is the
+   * answer, and nothing is sent.
    */
   recordUse(id: string, at: string, threshold: string): Promise<string> {
     if (this.connections.inTransaction) return Promise.reject(new Error('recordUse was called inside a transaction'));
-    // A use this node recorded within the minute: nothing to write. The row the caller read may not
-    // show it: a kept read (reads-until-change.ts) is not dropped on PostgreSQL for lastUsedAt alone.
+    // A use this node wrote within the minute: nothing to write. The row the caller read may not show
+    // it: a kept read (reads-until-change.ts) is not dropped on PostgreSQL for lastUsedAt alone.
     const recorded = this.#usesRecorded.get(id);
     if (recorded !== undefined && recorded > threshold) return Promise.resolve(recorded);
-    return this.#usesTogether.get(id, [id, at, threshold]).then((answer) => {
-      this.#usesRecorded.set(id, answer);
-      return answer;
+    return this.#usesTogether.get(id, [id, at, threshold]).then(({ at, written }) => {
+      if (written) this.#usesRecorded.set(id, at);
+      return at;
     });
   }
 

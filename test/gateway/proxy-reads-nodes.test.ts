@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
 import { FEED_APPLICATION_NAME, LEASE_MS } from '../../src/store/change-feed.js';
+import { UNWATCHED_CREDENTIAL_COLUMNS } from '../../src/store/migrations/024-change-feed.js';
 import type { MemberCredentialForProxy } from '../../src/store/proxy-reads.js';
 import { type ApiStandIn, startApiStandIn } from '../helpers/api-stand-in.js';
 import { cliEnv, cliJson, type ServeProcess, startServe } from '../helpers/cli-process.js';
@@ -140,6 +141,34 @@ describe('a proxied call’s read kept by three nodes on PostgreSQL', () => {
     // Time for a notice to arrive, had the write sent one.
     await sleep(200);
     expect(await read(t, 'u_used')).toBe(kept);
+  });
+
+  it('is told of a credential’s change, but not of its bookkeeping alone (lastUsedAt, the check, the refresh lease)', { timeout: SLOW }, async () => {
+    await connect('u_told');
+    const { credential } = await read(t, 'u_told');
+    const listener = new pg.Client(t.database.url);
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      listener.on('notification', (message) => heard.push(message.channel));
+      await listener.query('listen keyward_changes');
+      const values: Record<string, string> = {
+        last_used_at: '2031-01-01T00:00:00.000Z',
+        last_check_at: '2031-01-01T00:00:00.000Z',
+        last_check_outcome: 'valid',
+        refresh_lease_until: '2031-01-01T00:00:00.000Z',
+        refresh_lease_holder: 'node_a',
+      };
+      expect(Object.keys(values).sort()).toEqual([...UNWATCHED_CREDENTIAL_COLUMNS].sort());
+      for (const [column, value] of Object.entries(values)) await query(`update credentials set ${column} = $2 where id = $1`, [credential!.id, value]);
+      await sleep(200);
+      expect(heard).toEqual([]);
+      await query('update credentials set scopes = $2 where id = $1', [credential!.id, 'read']);
+      for (const giveUpAt = performance.now() + 5000; heard.length === 0 && performance.now() < giveUpAt; ) await sleep(10);
+      expect(heard).toEqual(['keyward_changes']);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('answers a revocation only once a node whose database answers late has heard it', { timeout: SLOW }, async () => {

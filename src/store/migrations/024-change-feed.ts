@@ -8,7 +8,7 @@ import type { Engine } from '../connections.js';
  * - every commit that changes what that read returns (a member, a credential, a custom provider, the
  *   auth version that the key triggers of 007 bump) notifies `keyward_changes`, by a trigger, in the
  *   change's own transaction, so no write path (API, dashboard, CLI, an operator's SQL) can forget to;
- *   a credential's bookkeeping alone does not (UNWATCHED below);
+ *   a credential's bookkeeping alone does not (UNWATCHED_CREDENTIAL_COLUMNS below);
  * - `caching_nodes` holds each node that keeps reads: its lease, and the last token of
  *   `change_tokens` it has seen, so that a change that closes a door (a revocation) is acknowledged
  *   only once every node with a live lease has seen it.
@@ -18,31 +18,10 @@ import type { Engine } from '../connections.js';
 /**
  * A credential's columns whose change alone notifies nothing: what no proxied call acts on, written
  * often. lastUsedAt once a minute per credential in use, the background check's time and outcome, the
- * refresh lease (the lease itself is decided in the database: token-refresh.ts). Every other column
- * notifies, each named (the trigger below); test/store/change-feed-migration.test.ts fails when a
- * column is added to the table and to neither list.
+ * refresh lease (the lease itself is decided in the database: token-refresh.ts). Any other column
+ * notifies, a column added later too.
  */
 export const UNWATCHED_CREDENTIAL_COLUMNS = ['last_used_at', 'last_check_at', 'last_check_outcome', 'refresh_lease_until', 'refresh_lease_holder'];
-
-const WATCHED_CREDENTIAL_COLUMNS = [
-  'id',
-  'server_id',
-  'member_id',
-  'provider',
-  'type',
-  'status',
-  'secret',
-  'access_expires_at',
-  'scopes',
-  'error_code',
-  'error_message',
-  'connected_at',
-  'updated_at',
-  'refreshed_at',
-  'refresh_attempted_at',
-  'member_created_at',
-  'external_user_id',
-];
 
 export function changeFeedMigration(engine: Engine) {
   return {
@@ -65,10 +44,14 @@ export function changeFeedMigration(engine: Engine) {
       }
       await sql`create trigger credentials_announce_change after insert or delete or truncate on credentials
         for each statement execute function keyward_announce_change()`.execute(db);
-      // For each row, and only where a watched column was set: a statement trigger would fire on
-      // every use's write, emptying every node's memory once a minute per credential in use.
-      await sql`create trigger credentials_update_announce_change after update of ${sql.raw(WATCHED_CREDENTIAL_COLUMNS.join(', '))} on credentials
-        for each row execute function keyward_announce_change()`.execute(db);
+      // For each row, where it changed beyond the unwatched columns: a statement trigger would fire on
+      // every use's write, emptying every node's memory once a minute per credential in use. Compared
+      // as whole rows, not column by column (\`update of …\`): that would name every column, so a later
+      // migration could neither change one's type nor add one without the trigger missing it.
+      const unwatched = sql.raw(`array[${UNWATCHED_CREDENTIAL_COLUMNS.map((column) => `'${column}'`).join(', ')}]`);
+      await sql`create trigger credentials_update_announce_change after update on credentials for each row
+        when ((to_jsonb(old) - ${unwatched}) is distinct from (to_jsonb(new) - ${unwatched}))
+        execute function keyward_announce_change()`.execute(db);
     },
   };
 }
