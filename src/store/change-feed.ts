@@ -4,8 +4,9 @@
  * at the very next call.
  *
  * Each node that keeps reads listens on `keyward_changes`, which the triggers of migration 024 notify
- * in every commit that changes such a read. A notification moves the mark, so what was kept is read
- * again. A notification arrives a moment after its commit, though, and a revocation is acknowledged to
+ * in every commit that changes such a read, its bookkeeping aside (UNWATCHED_CREDENTIAL_COLUMNS: a
+ * kept read's lastUsedAt, check and refresh lease may be stale, and nothing may act on them). A
+ * notification moves the mark, so what was kept is read again. A notification arrives a moment after its commit, though, and a revocation is acknowledged to
  * its caller at once: so a change that closes a door (seenEverywhere below) is acknowledged only after
  * every node has seen it. Its writer, after the commit, draws a token and notifies it; each node, having
  * moved its mark for every notification before (PostgreSQL delivers them in commit order), writes the
@@ -32,8 +33,9 @@ export const LEASE_MS = 3000;
 const RENEW_EVERY_MS = 1000;
 /** A node's own view of its lease ends this much before the database's (clocks read at different moments). */
 const LEASE_MARGIN_MS = 500;
-/** A lost session is opened again after this. */
+/** A lost session is opened again after this, doubled after each failure in a row up to the most. */
 const LISTEN_AGAIN_AFTER_MS = 1000;
+const LISTEN_AGAIN_AFTER_MOST_MS = 30_000;
 /** How long closing waits for the node's row to be deleted (else its lease runs out by itself). */
 const CLOSE_WAIT_MS = 1000;
 /** A node's row whose lease ended this long ago is deleted by the next node that registers (its node is gone). */
@@ -63,6 +65,8 @@ export class ChangeFeed {
   #seenWriteAsked = false;
   #started = false;
   #closed = false;
+  /** Sessions lost in a row without a registration between (the next one waits longer). */
+  #failures = 0;
 
   constructor(private readonly connection: pg.ClientConfig) {}
 
@@ -98,7 +102,9 @@ export class ChangeFeed {
 
   async #listen(): Promise<void> {
     if (this.#closed) return;
-    const session = new pg.Client({ ...this.connection, application_name: FEED_APPLICATION_NAME });
+    // A statement unanswered within a lease ends the session (a network that drops packets would
+    // otherwise hold a registration, and this node's keeping, until the kernel gives up).
+    const session = new pg.Client({ ...this.connection, application_name: FEED_APPLICATION_NAME, query_timeout: LEASE_MS, keepAlive: true });
     session.on('error', () => this.#lost(session));
     session.on('end', () => this.#lost(session));
     session.on('notification', (message) => this.#heard(message.payload));
@@ -111,6 +117,7 @@ export class ChangeFeed {
       // not yet drawn from holds its first value unused (is_called false).
       await session.query(`listen ${CHANNEL}`);
       await session.query(`delete from caching_nodes where lease_until < now() - interval '${FORGET_NODES_AFTER}'`);
+      if (this.#session !== session) return;
       const asked = performance.now();
       const registered = await session.query(
         `insert into caching_nodes (node_id, lease_until, seen_token)
@@ -122,6 +129,7 @@ export class ChangeFeed {
       if (this.#session !== session) return;
       if (registered.rowCount !== 1) throw new Error('the change feed registered on a session that does not listen');
       // Whatever was kept before this registration was kept unheard: forgotten.
+      this.#failures = 0;
       this.#mark += 1;
       this.#leaseEndsAt = asked + LEASE_MS - LEASE_MARGIN_MS;
       this.#renewal = setInterval(() => this.#renewDue(session), RENEW_EVERY_MS).unref();
@@ -132,8 +140,13 @@ export class ChangeFeed {
 
   /** One renewal at a time; one that has not been answered within a lease means the session is gone (a network that drops packets). */
   #renewDue(session: pg.Client): void {
-    if (this.#renewalAsked === null) void this.#renew(session);
-    else if (performance.now() - this.#renewalAsked > LEASE_MS) this.#lost(session);
+    if (this.#renewalAsked === null) return void this.#renew(session);
+    // Judged after this turn's sockets are read: after a stall of the event loop, timers run before
+    // the answer that came meanwhile is read.
+    const asked = this.#renewalAsked;
+    setImmediate(() => {
+      if (this.#renewalAsked === asked && performance.now() - asked > LEASE_MS) this.#lost(session);
+    });
   }
 
   /** Renews the lease and writes the newest token seen (so a write of it that failed is made good). */
@@ -188,7 +201,10 @@ export class ChangeFeed {
     this.#renewal = null;
     this.#renewalAsked = null;
     session.end().catch(() => undefined);
-    if (!this.#closed) setTimeout(() => void this.#listen(), LISTEN_AGAIN_AFTER_MS).unref();
+    if (this.#closed) return;
+    const wait = Math.min(LISTEN_AGAIN_AFTER_MS * 2 ** this.#failures, LISTEN_AGAIN_AFTER_MOST_MS);
+    this.#failures += 1;
+    setTimeout(() => void this.#listen(), wait).unref();
   }
 }
 

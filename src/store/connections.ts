@@ -33,7 +33,8 @@ export type ChunkReader = (sqlText: string, parameters: readonly unknown[]) => A
 /**
  * A number that moves whenever a connection other than the reader, in this process or another,
  * commits to the database: SQLite's `PRAGMA data_version` on the read-only reader; on PostgreSQL the
- * node's change feed (change-feed.ts), which moves with every commit that changes a kept read.
+ * node's change feed (change-feed.ts), which moves with every commit that changes a kept read beyond
+ * a credential's bookkeeping (its lastUsedAt, check and refresh lease).
  * Synchronous.
  */
 export type ChangeMark = () => number;

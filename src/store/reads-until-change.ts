@@ -6,7 +6,9 @@
  * service: each is a commit, so each is seen by the very next call. On PostgreSQL the mark is the
  * node's change feed (change-feed.ts): it moves when a commit that changes a kept read is notified,
  * and Keyward's own changes that close a door are answered only once every node has moved it; an
- * operator's SQL is seen once its notice arrives, a moment after its commit.
+ * operator's SQL is seen once its notice arrives, a moment after its commit. (A credential's
+ * bookkeeping, its lastUsedAt, check and refresh lease, moves no mark there: a kept read's may be
+ * stale, and nothing may act on them: token-refresh.ts takes the row its lease returns.)
  *
  * The mark is taken once per turn of the event loop, in its check phase, for every call that asked
  * for it in that turn (markEachTurn below): taken per call, it cost ~27 µs a call in the proxy's bench

@@ -19,9 +19,10 @@ import type { Engine } from '../connections.js';
  * A credential's columns whose change alone notifies nothing: what no proxied call acts on, written
  * often. lastUsedAt once a minute per credential in use, the background check's time and outcome, the
  * refresh lease (the lease itself is decided in the database: token-refresh.ts). Any other column
- * notifies, a column added later too.
+ * notifies, a column added later too. What this migration created is what databases have: a change
+ * here needs a new migration.
  */
-export const UNWATCHED_CREDENTIAL_COLUMNS = ['last_used_at', 'last_check_at', 'last_check_outcome', 'refresh_lease_until', 'refresh_lease_holder'];
+export const UNWATCHED_CREDENTIAL_COLUMNS = ['last_used_at', 'last_check_at', 'last_check_outcome', 'refresh_lease_until', 'refresh_lease_holder'] as const;
 
 export function changeFeedMigration(engine: Engine) {
   return {
