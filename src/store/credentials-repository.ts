@@ -88,15 +88,15 @@ const USES_RECORDED_KEPT = 100_000;
 /** A use to record: the credential, when, and the threshold a recorded use must be older than. */
 type Use = [id: string, at: string, threshold: string];
 
-/** A use's answer, and whether its statement wrote it (the guard may have found a use within the minute). */
-interface RecordedUse {
-  at: string;
-  written: boolean;
-}
+/**
+ * What a use's statement found: its time where it wrote it; where the guard found a use within the
+ * minute (another node's), that use's time as stored (null for no such credential).
+ */
+type RecordedUse = { written: true; at: string } | { written: false; at: string; stored: string | null };
 
 export class CredentialsRepository extends Repository {
   readonly #usesTogether: StatementsTogether<Use, RecordedUse>;
-  /** The latest use this node wrote per credential, for the credentials used lately. */
+  /** The latest use this node wrote, or found written, per credential, for the credentials used lately. */
   readonly #usesRecorded = new BoundedMap<string>(USES_RECORDED_KEPT);
 
   constructor(connections: Connections) {
@@ -124,7 +124,16 @@ export class CredentialsRepository extends Repository {
       async (uses) => {
         const [, at, threshold] = uses.reduce((latest, use) => (use[1] > latest[1] ? use : latest));
         const written = new Set((await recordUses(uses.length)(at, threshold, ...uses.map(([id]) => id))).map((row) => row.id));
-        return uses.map(([id]) => ({ at, written: written.has(id) }));
+        const refused = uses.map(([id]) => id).filter((id) => !written.has(id));
+        // The uses another node wrote within the minute, read once so that this node, whose kept
+        // reads do not show them, sends nothing more for them until that minute is over.
+        const stored = new Map<string, string | null>();
+        if (refused.length > 0) {
+          for (const row of await this.db.selectFrom('credentials').select(['id', 'last_used_at']).where('id', 'in', refused).execute()) {
+            stored.set(row.id, row.last_used_at);
+          }
+        }
+        return uses.map(([id]): RecordedUse => (written.has(id) ? { written: true, at } : { written: false, at, stored: stored.get(id) ?? null }));
       },
       USES_TOGETHER,
       (error) => !(error instanceof DatabaseUnavailable),
@@ -170,8 +179,8 @@ export class CredentialsRepository extends Repository {
    * UPDATE, never read-modify-write, so readers and proxied calls on every node write at most once a
    * minute between them. It runs alone (Connections.runAlone): never inside a transaction. Uses asked
    * in the same turn go in one statement, at the latest of their times, which is the answer (written
-   * unless a use within the minute shut the guard). A use this node wrote within the minute is the
-   * answer, and nothing is sent.
+   * unless a use within the minute shut the guard; then that use's time, as stored). A use this node
+   * wrote or found within the minute is the answer, and nothing is sent.
    */
   recordUse(id: string, at: string, threshold: string): Promise<string> {
     if (this.connections.inTransaction) return Promise.reject(new Error('recordUse was called inside a transaction'));
@@ -179,9 +188,16 @@ export class CredentialsRepository extends Repository {
     // it: a kept read (reads-until-change.ts) is not dropped on PostgreSQL for lastUsedAt alone.
     const recorded = this.#usesRecorded.get(id);
     if (recorded !== undefined && recorded > threshold) return Promise.resolve(recorded);
-    return this.#usesTogether.get(id, [id, at, threshold]).then(({ at, written }) => {
-      if (written) this.#usesRecorded.set(id, at);
-      return at;
+    return this.#usesTogether.get(id, [id, at, threshold]).then((use) => {
+      if (use.written) {
+        this.#usesRecorded.set(id, use.at);
+        return use.at;
+      }
+      if (use.stored !== null && use.stored > threshold) {
+        this.#usesRecorded.set(id, use.stored);
+        return use.stored;
+      }
+      return use.at;
     });
   }
 

@@ -97,12 +97,20 @@ describe.each(ENGINES)('usage of credentials on %s', (engine) => {
       second.clock.advance(10);
       const usedAt = now();
       await readMember('u_race');
-      // The other node read the row before that use: its noteUse finds the guard shut.
+      // The other node read the row before that use: its noteUse finds the guard shut, and answers
+      // the use that shut it, read from the database once.
       second.clock.advance(30);
-      await noteUse(second.ctx, stale);
+      const reads = vi.spyOn(second.ctx.store.db, 'selectFrom');
+      expect(await noteUse(second.ctx, stale)).toBe(usedAt);
       expect(await listed('u_race')).toMatchObject({ lastUsedAt: usedAt });
-      // A minute on, the same stale row writes (its own time, never an older one).
-      second.clock.advance(30);
+      expect(reads).toHaveBeenCalledTimes(1);
+      // Within that minute the node remembers it: its stale row sends nothing more.
+      second.clock.advance(10);
+      expect(await noteUse(second.ctx, stale)).toBe(usedAt);
+      expect(reads).toHaveBeenCalledTimes(1);
+      reads.mockRestore();
+      // A minute after that use, the same stale row writes (its own time, never an older one).
+      second.clock.advance(20);
       await noteUse(second.ctx, stale);
       expect(await listed('u_race')).toMatchObject({ lastUsedAt: second.clock.now().toISOString() });
     } finally {
