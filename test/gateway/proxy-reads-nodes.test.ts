@@ -13,13 +13,14 @@ import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
 import { FEED_APPLICATION_NAME, LEASE_MS } from '../../src/store/change-feed.js';
 import { UNWATCHED_CREDENTIAL_COLUMNS } from '../../src/store/migrations/024-change-feed.js';
-import type { MemberCredentialForProxy } from '../../src/store/proxy-reads.js';
 import { type ApiStandIn, startApiStandIn } from '../helpers/api-stand-in.js';
 import { cliEnv, cliJson, type ServeProcess, startServe } from '../helpers/cli-process.js';
 import { startDelayingRelay } from '../helpers/delaying-relay.js';
 import { connectStatic } from '../helpers/hosted-form.js';
+import { keptRead } from '../helpers/kept-reads.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { newAccountKey, type SecondNode, startSecondNode, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { until } from '../helpers/webhook-delivery.js';
 
 const SLOW = 120_000;
 
@@ -61,16 +62,8 @@ describe('a proxied call’s read kept by three nodes on PostgreSQL', () => {
   const connect = (externalUserId: string) =>
     connectStatic(t.app, headers, { provider: 'ledger', externalUserId, values: { apiKey: `sk_${externalUserId}_0123456789` } });
 
-  /** The node's read once it answers it from memory: the same object twice in a row (its feed holds a lease by then). */
-  async function keptBy(node: Pick<TestApp, 'ctx'>, externalUserId: string): Promise<MemberCredentialForProxy> {
-    const giveUpAt = performance.now() + 10_000;
-    for (;;) {
-      const first = await read(node, externalUserId);
-      if ((await read(node, externalUserId)) === first) return first;
-      if (performance.now() > giveUpAt) throw new Error('the node never kept the read');
-      await sleep(50);
-    }
-  }
+  /** The node's read once it answers it from memory (its feed holds a lease by then). */
+  const keptBy = (node: Pick<TestApp, 'ctx'>, externalUserId: string) => keptRead(() => read(node, externalUserId));
 
   /** One statement on the suite's database, on a session of its own. */
   async function query<Row>(text: string, values: unknown[] = []): Promise<Row[]> {
@@ -162,7 +155,7 @@ describe('a proxied call’s read kept by three nodes on PostgreSQL', () => {
       // arrived, whatever those writes notified has arrived before it.
       const fenced = async () => {
         await query('notify test_fence');
-        for (const giveUpAt = performance.now() + 5000; !heard.includes('test_fence') && performance.now() < giveUpAt; ) await sleep(10);
+        await until(() => heard.includes('test_fence'), 'the fence', 5000);
         expect(heard).toContain('test_fence');
         const before = heard.filter((channel) => channel !== 'test_fence');
         heard.length = 0;
@@ -251,8 +244,7 @@ describe('a proxied call’s read kept by three nodes on PostgreSQL', () => {
     const kept = await keptBy(t, 'u_unregistered');
     await query('delete from caching_nodes');
     // The next renewal finds no row: the nodes register again, and what they kept is forgotten.
-    for (const giveUpAt = performance.now() + 10_000; (await query('select 1 from caching_nodes')).length < 3 && performance.now() < giveUpAt; )
-      await sleep(50);
+    await until(async () => (await query('select 1 from caching_nodes')).length === 3, 'the nodes to register again', 10_000);
     expect(await query('select 1 from caching_nodes')).toHaveLength(3);
     const after = await keptBy(t, 'u_unregistered');
     expect(after).not.toBe(kept);
@@ -275,9 +267,14 @@ describe('a proxied call’s read kept by three nodes on PostgreSQL', () => {
     expect((await call()).status).toBe(200);
     // Its feed registers at its first call: wait for its row.
     let served: string | undefined;
-    for (const giveUpAt = performance.now() + 10_000; served === undefined && performance.now() < giveUpAt; await sleep(50)) {
-      served = (await query<{ node_id: string }>('select node_id from caching_nodes')).map((row) => row.node_id).find((id) => !nodesBefore.includes(id));
-    }
+    await until(
+      async () => {
+        served = (await query<{ node_id: string }>('select node_id from caching_nodes')).map((row) => row.node_id).find((id) => !nodesBefore.includes(id));
+        return served !== undefined;
+      },
+      'the served node to register',
+      10_000,
+    );
     expect(served).toBeDefined();
     expect((await call()).status).toBe(200);
 

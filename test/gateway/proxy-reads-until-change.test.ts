@@ -11,8 +11,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../src/services/context.js';
 import { addCustomStaticProvider } from '../../src/services/providers/custom-providers.js';
@@ -21,8 +19,10 @@ import { type ApiStandIn, startApiStandIn } from '../helpers/api-stand-in.js';
 import { cliEnv, cliJson } from '../helpers/cli-process.js';
 import { ENGINES } from '../helpers/databases.js';
 import { connectStatic } from '../helpers/hosted-form.js';
+import { keptRead } from '../helpers/kept-reads.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
 import { createTenant, keys, newAccountKey, startWithTenant, type Tenant, type TestApp } from '../helpers/test-app.js';
+import { until } from '../helpers/webhook-delivery.js';
 
 const resolve = createRequire(import.meta.url).resolve;
 
@@ -75,15 +75,7 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
     for (let i = 0; i < 3; i++) expect((await proxy(externalUserId, callHeaders)).statusCode).toBe(200);
   };
   /** The read, once kept: the same object twice in a row (on PostgreSQL the feed holds its lease a moment after the first read). */
-  const kept = async (externalUserId: string) => {
-    const giveUpAt = performance.now() + 10_000;
-    for (;;) {
-      const first = await read(externalUserId);
-      if ((await read(externalUserId)) === first) return first;
-      if (performance.now() > giveUpAt) throw new Error('the read was never kept');
-      await sleep(20);
-    }
-  };
+  const kept = (externalUserId: string) => keptRead(() => read(externalUserId));
   /**
    * Waits, on PostgreSQL, until the node has heard of a change committed elsewhere without Keyward
    * (another process's SQL), which its notification tells a moment after the commit: the read kept
@@ -91,11 +83,7 @@ describe.each(ENGINES)('a proxied call’s read on %s', (engine) => {
    */
   const heardOfChange = async (externalUserId: string, keptBefore: object) => {
     if (engine === 'sqlite') return;
-    const giveUpAt = performance.now() + 5000;
-    while ((await read(externalUserId)) === keptBefore) {
-      if (performance.now() > giveUpAt) throw new Error('the change was never heard of');
-      await sleep(10);
-    }
+    await until(async () => (await read(externalUserId)) !== keptBefore, 'the change to be heard of', 5000);
   };
 
   it('is the same object while nothing is committed, a new one after a change to the audience', async () => {

@@ -199,10 +199,6 @@ async function refreshCounted(ctx: ServiceContext, row: CredentialRow, holder: s
   }
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
-}
-
 function hasRefreshToken(ctx: ServiceContext, row: CredentialRow): boolean {
   const secret = openCredentialSecret(ctx, row);
   return secret.type === 'oauth2' && secret.refreshToken !== null;
@@ -247,7 +243,7 @@ async function refreshWhere(ctx: ServiceContext, row: CredentialRow, since: stri
       // The row as the lease found it, not `current`: that may be a read kept from before another
       // node's refresh (reads-until-change.ts), whose refresh token the provider has rotated away. A
       // row refreshed since (its secret changed) or no longer due is the answer, and nothing is asked.
-      if (!due(lease.row) || !sameBytes(lease.row.secret, current.secret)) {
+      if (!due(lease.row) || Buffer.compare(lease.row.secret, current.secret) !== 0) {
         await ctx.store.credentials.endRefresh(current.id, lease.holder, {});
         const after = await readRow(ctx, current.id);
         return after && { row: after, failure: storedFailure(after) };
